@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+// TrainContext: what a callback's hooks receive.
+#pragma once
+
+#include "dptrain/core/report.hpp"
+#include "dptrain/core/types.hpp"
+
+namespace dptrain {
+
+/**
+ * @brief The state of training as a callback sees it.
+ *
+ * Every hook runs on the thread that called fit() while the other workers wait, so a hook may
+ * read and write θ (e.g. to restore the best parameters) and read the report without locks.
+ * A hook that returns `true` asks training to stop after the current step.
+ */
+template <class Scalar>
+struct TrainContext {
+  VectorMap<Scalar> theta;   ///< the parameters being trained
+  const FitReport& report;   ///< progress so far (steps, epoch losses, timings)
+  Index epoch = 0;           ///< 0-based epoch in progress (on_fit_end: epochs run)
+  Index step = 0;            ///< optimizer steps taken so far
+  double loss = 0;           ///< on_step_end: the step's mean loss; on_epoch_end/on_fit_end: the epoch's
+  double lr = 0;             ///< learning rate of the last step
+};
+
+}  // namespace dptrain

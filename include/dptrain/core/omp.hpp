@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+// One macro for OpenMP pragmas, and the runtime calls dptrain uses (with serial fallbacks).
+#pragma once
+
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+
+#include "dptrain/core/types.hpp"
+
+/// `DPTRAIN_OMP(barrier)` expands to `#pragma omp barrier`; to nothing without OpenMP.
+#define DPTRAIN_PRAGMA(x) _Pragma(#x)
+#if defined(_OPENMP)
+#define DPTRAIN_OMP(x) DPTRAIN_PRAGMA(omp x)
+#else
+#define DPTRAIN_OMP(x)
+#endif
+
+namespace dptrain {
+
+/// Threads OpenMP would use for a parallel region here (honours OMP_NUM_THREADS).
+[[nodiscard]] inline Index default_threads() noexcept {
+#if defined(_OPENMP)
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+namespace detail {
+
+[[nodiscard]] inline Index omp_thread_id() noexcept {
+#if defined(_OPENMP)
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+[[nodiscard]] inline Index omp_team_size() noexcept {
+#if defined(_OPENMP)
+  return omp_get_num_threads();
+#else
+  return 1;
+#endif
+}
+
+}  // namespace detail
+}  // namespace dptrain

@@ -1,0 +1,29 @@
+// SPDX-License-Identifier: MIT
+// What an optimizer sees of one step: its thread's slice of θ, gradient and state.
+#pragma once
+
+#include <array>
+
+#include "dptrain/core/types.hpp"
+
+namespace dptrain {
+
+/**
+ * @brief The part of θ, of the averaged gradient and of the optimizer state that one thread
+ * updates. All members have the same length; slots are the optimizer's state vectors
+ * (e.g. Adam's first and second moments), zero at the first step.
+ */
+template <class Scalar, int Slots>
+struct UpdateSlice {
+  VectorMap<Scalar> theta;
+  ConstVectorMap<Scalar> grad;
+  std::array<VectorMap<Scalar>, static_cast<std::size_t>(Slots)> state;
+};
+
+/// Per-step values that every thread's update uses.
+struct StepInfo {
+  Index step = 1;   ///< 1-based count of optimizer steps, including this one (Adam's bias correction)
+  double lr = 0.0;  ///< learning rate for this step: the optimizer's lr times the schedule's factor
+};
+
+}  // namespace dptrain

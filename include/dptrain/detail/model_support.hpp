@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: MIT
+// Internals shared by the models: argument and data checks, and the softmax cross-entropy pass.
+#pragma once
+
+#include <charconv>
+#include <cmath>
+#include <string>
+
+#include "dptrain/core/errors.hpp"
+#include "dptrain/core/types.hpp"
+
+namespace dptrain::detail::models {
+
+/// Shortest decimal that round-trips `value` ("0.5", "nan", "-inf"), for error messages.
+[[nodiscard]] inline std::string model_value_text(double value) {
+  char buffer[64];
+  const std::to_chars_result r = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return std::string(buffer, r.ptr);
+}
+
+/// Throws unless `value` ≥ 1: "dptrain: <model> needs at least one <what>, got <value>".
+inline void require_positive(const char* model, const char* what, Index value) {
+  if (value < 1)
+    throw invalid_argument(std::string("dptrain: ") + model + " needs at least one " + what + ", got " +
+                           std::to_string(value));
+}
+
+/// Throws if `max_rows` < 0 (0 is allowed: a workspace for empty batches only).
+inline void check_max_rows(const char* model, Index max_rows) {
+  if (max_rows < 0)
+    throw invalid_argument(std::string("dptrain: ") + model + "::make_workspace: max_rows must be >= 0, got " +
+                           std::to_string(max_rows));
+}
+
+/// Throws unless the data have `expected` features per sample.
+inline void check_feature_count(const char* model, Index expected, Index actual) {
+  if (actual != expected)
+    throw invalid_argument(std::string("dptrain: ") + model + " expects " + std::to_string(expected) +
+                           " features per sample, the data have " + std::to_string(actual));
+}
+
+/// Throws unless there is one target per feature row.
+inline void check_target_count(const char* model, Index rows, Index targets) {
+  if (rows != targets)
+    throw invalid_argument(std::string("dptrain: ") + model + " got " + std::to_string(rows) +
+                           " feature rows but " + std::to_string(targets) + " targets");
+}
+
+/// Throws at the first non-finite feature, naming its row and column.
+template <class Scalar>
+void check_finite_features(const char* model, const Eigen::Ref<const RowMatrix<Scalar>>& features) {
+  if (features.allFinite()) return;
+  for (Index i = 0; i < features.rows(); ++i)
+    for (Index j = 0; j < features.cols(); ++j)
+      if (!std::isfinite(features(i, j)))
+        throw invalid_argument(std::string("dptrain: ") + model + ": feature " + std::to_string(j) + " of row " +
+                               std::to_string(i) + " is not finite (" +
+                               model_value_text(static_cast<double>(features(i, j))) + ")");
+}
+
+/// Throws at the first non-finite regression target, naming its row.
+template <class Scalar>
+void check_finite_targets(const char* model, const Eigen::Ref<const Vector<Scalar>>& targets) {
+  for (Index i = 0; i < targets.size(); ++i)
+    if (!std::isfinite(targets[i]))
+      throw invalid_argument(std::string("dptrain: ") + model + ": target " +
+                             model_value_text(static_cast<double>(targets[i])) + " in row " + std::to_string(i) +
+                             " is not finite");
+}
+
+/// Throws at the first label outside [0, classes), naming its row, its value and the range.
+inline void check_labels(const char* model, const Eigen::Ref<const Vector<Label>>& labels, Index classes) {
+  for (Index i = 0; i < labels.size(); ++i)
+    if (labels[i] < 0 || labels[i] >= classes)
+      throw invalid_argument(std::string("dptrain: ") + model + ": label " + std::to_string(labels[i]) + " in row " +
+                             std::to_string(i) + " is out of range, expected 0 <= label < " +
+                             std::to_string(classes));
+}
+
+/**
+ * @brief The O(1) checks at the top of every loss evaluation: θ and the gradient have the
+ * model's length, and a non-empty batch has the model's feature count, one target per row and
+ * at most as many rows as the workspace was made for. Allocates only when it throws.
+ */
+inline void check_call(const char* model, Index parameters, Index theta_size, Index grad_size, Index inputs,
+                       Index rows, Index cols, Index targets, Index capacity) {
+  if (theta_size != parameters)
+    throw invalid_argument(std::string("dptrain: ") + model + " has " + std::to_string(parameters) +
+                           " parameters, theta has " + std::to_string(theta_size));
+  if (grad_size != parameters)
+    throw invalid_argument(std::string("dptrain: ") + model + " has " + std::to_string(parameters) +
+                           " parameters, the gradient has " + std::to_string(grad_size));
+  if (rows == 0) return;
+  check_feature_count(model, inputs, cols);
+  check_target_count(model, rows, targets);
+  if (rows > capacity)
+    throw invalid_argument(std::string("dptrain: ") + model + ": the batch has " + std::to_string(rows) +
+                           " rows, the workspace was made for at most " + std::to_string(capacity) +
+                           " (make_workspace(max_rows))");
+}
+
+/**
+ * @brief Softmax cross-entropy of each row of `scores` against its label, summed.
+ *
+ * Per row: ℓ = logsumexp(z) − z_y, with the row maximum subtracted before exponentiating.
+ * With `Gradient`, each row of `scores` is overwritten by ∂ℓ/∂z = softmax(z) − onehot(y);
+ * otherwise `scores` is left unchanged. Labels must be in range (validate() checks them).
+ */
+template <bool Gradient, class Scalar>
+Scalar softmax_cross_entropy(Eigen::Map<RowMatrix<Scalar>> scores, const Eigen::Ref<const Vector<Label>>& labels) {
+  using std::log;
+  Scalar loss(0);
+  for (Index i = 0; i < scores.rows(); ++i) {
+    const Scalar max = scores.row(i).maxCoeff();
+    const Scalar target = scores(i, labels[i]);
+    if constexpr (Gradient) {
+      scores.row(i) = (scores.row(i).array() - max).exp().matrix();
+      const Scalar sum = scores.row(i).sum();
+      loss += log(sum) + max - target;
+      scores.row(i) *= Scalar(1) / sum;
+      scores(i, labels[i]) -= Scalar(1);
+    } else {
+      loss += log((scores.row(i).array() - max).exp().sum()) + max - target;
+    }
+  }
+  return loss;
+}
+
+}  // namespace dptrain::detail::models

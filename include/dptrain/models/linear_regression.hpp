@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: MIT
+// LinearRegression: least squares, ℓ = ½ (wᵀx + b − y)², on dense samples.
+#pragma once
+
+#include <cstdint>
+
+#include "dptrain/core/errors.hpp"
+#include "dptrain/core/types.hpp"
+#include "dptrain/data/dense_dataset.hpp"
+#include "dptrain/detail/model_support.hpp"
+
+namespace dptrain {
+
+/**
+ * @brief Linear least-squares regression with a bias: ŷ = wᵀx + b.
+ *
+ * Per-sample loss, for a sample x ∈ ℝᵈ with target y ∈ ℝ:
+ * @f[ \ell(x, y; \theta) = \tfrac12 (w^\top x + b - y)^2, \qquad
+ *     \nabla_w \ell = (w^\top x + b - y)\, x, \quad \nabla_b \ell = w^\top x + b - y. @f]
+ *
+ * θ layout (length d + 1): `θ[0 … d−1]` = w, `θ[d]` = b.
+ *
+ * A batch costs two matrix-vector products (Xw and Xᵀr) and one pass over the residuals.
+ * All methods are const and thread-safe; concurrent calls need distinct workspaces and
+ * gradient buffers.
+ *
+ * @tparam Scalar float or double.
+ *
+ * @code
+ * dptrain::LinearRegression<double> model(13);            // 13 features
+ * dptrain::DenseDataset<double> data{.features = X, .targets = y};
+ * model.validate(data.rows(0, data.size()));
+ * dptrain::Vector<double> theta = model.init_parameters(); // zeros
+ * auto ws = model.make_workspace(256);
+ * dptrain::Vector<double> grad = dptrain::Vector<double>::Zero(model.num_parameters());
+ * double loss = model.loss_and_gradient(theta, data.rows(0, 256), grad, ws);  // summed
+ * @endcode
+ */
+template <class Scalar>
+class LinearRegression {
+ public:
+  using scalar_type = Scalar;
+  using target_type = Scalar;
+  using batch_type = DenseBatch<Scalar, target_type>;
+
+  /// Scratch memory for batches of up to `residuals.size()` rows; contents are unspecified.
+  struct Workspace {
+    Vector<Scalar> residuals;  ///< wᵀx + b − y for each row
+  };
+  using workspace_type = Workspace;
+
+  /**
+   * @param inputs d, the number of features per sample.
+   * @throws dptrain::invalid_argument if inputs < 1.
+   */
+  explicit LinearRegression(Index inputs) : inputs_(inputs) {
+    detail::models::require_positive("LinearRegression", "input", inputs);
+  }
+
+  /// d + 1.
+  [[nodiscard]] Index num_parameters() const noexcept { return inputs_ + 1; }
+  /// d, the number of features per sample.
+  [[nodiscard]] Index inputs() const noexcept { return inputs_; }
+
+  /// Scratch memory for batches of up to `max_rows` ≥ 0 samples (the only allocation).
+  /// @throws dptrain::invalid_argument if max_rows < 0.
+  [[nodiscard]] Workspace make_workspace(Index max_rows) const {
+    detail::models::check_max_rows("LinearRegression", max_rows);
+    return Workspace{Vector<Scalar>(max_rows)};
+  }
+
+  /**
+   * @brief Adds Σᵢ ∇ℓ(xᵢ, yᵢ; θ) to `grad` and returns Σᵢ ℓ(xᵢ, yᵢ; θ). Allocates nothing.
+   * An empty batch returns 0 and leaves `grad` unchanged.
+   * @throws dptrain::invalid_argument on a θ or gradient of the wrong length, a batch with the
+   * wrong feature count or more rows than the workspace was made for.
+   */
+  Scalar loss_and_gradient(ConstVectorRef<Scalar> theta, const batch_type& batch, VectorRef<Scalar> grad,
+                           Workspace& ws) const {
+    const Index m = batch.size();
+    check(theta, grad.size(), batch, ws);
+    if (m == 0) return Scalar(0);
+    Eigen::Map<Vector<Scalar>> r(ws.residuals.data(), m);
+    residuals(theta, batch, r);
+    grad.head(inputs_).noalias() += batch.features.transpose() * r;
+    grad[inputs_] += r.sum();
+    return Scalar(0.5) * r.squaredNorm();
+  }
+
+  /// Σᵢ ℓ(xᵢ, yᵢ; θ). Allocates nothing. @throws as loss_and_gradient().
+  [[nodiscard]] Scalar loss(ConstVectorRef<Scalar> theta, const batch_type& batch, Workspace& ws) const {
+    const Index m = batch.size();
+    check(theta, num_parameters(), batch, ws);
+    if (m == 0) return Scalar(0);
+    Eigen::Map<Vector<Scalar>> r(ws.residuals.data(), m);
+    residuals(theta, batch, r);
+    return Scalar(0.5) * r.squaredNorm();
+  }
+
+  /**
+   * @brief Checks that `all` can be trained on.
+   * @throws dptrain::invalid_argument naming the offending value: a feature count other than
+   * inputs(), a target count other than the row count, or a non-finite feature or target.
+   */
+  void validate(const batch_type& all) const {
+    detail::models::check_feature_count("LinearRegression", inputs_, all.features.cols());
+    detail::models::check_target_count("LinearRegression", all.features.rows(), all.targets.size());
+    detail::models::check_finite_features<Scalar>("LinearRegression", all.features);
+    detail::models::check_finite_targets<Scalar>("LinearRegression", all.targets);
+  }
+
+  /// θ to start training from: zeros (the loss is convex, so any start works). `seed` is unused.
+  [[nodiscard]] Vector<Scalar> init_parameters(std::uint64_t /*seed*/ = 0) const {
+    return Vector<Scalar>::Zero(num_parameters());
+  }
+
+ private:
+  void check(const ConstVectorRef<Scalar>& theta, Index grad_size, const batch_type& batch,
+             const Workspace& ws) const {
+    detail::models::check_call("LinearRegression", num_parameters(), theta.size(), grad_size, inputs_, batch.size(),
+                       batch.features.cols(), batch.targets.size(), ws.residuals.size());
+  }
+
+  // r = Xw + b − y
+  void residuals(const ConstVectorRef<Scalar>& theta, const batch_type& batch,
+                 Eigen::Map<Vector<Scalar>>& r) const {
+    const Eigen::Map<const Vector<Scalar>> w(theta.data(), inputs_);
+    r = -batch.targets;
+    r.array() += theta[inputs_];
+    r.noalias() += batch.features * w;
+  }
+
+  Index inputs_;
+};
+
+}  // namespace dptrain

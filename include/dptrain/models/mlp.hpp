@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: MIT
+// Mlp: a fully connected ReLU network with a softmax cross-entropy output, on dense samples.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <numbers>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dptrain/core/errors.hpp"
+#include "dptrain/core/types.hpp"
+#include "dptrain/data/dense_dataset.hpp"
+#include "dptrain/detail/gemm.hpp"
+#include "dptrain/detail/model_support.hpp"
+
+namespace dptrain {
+
+/**
+ * @brief A multilayer perceptron: fully connected layers with ReLU between them and a softmax
+ * cross-entropy loss on the last, for classification into widths.back() classes.
+ *
+ * With widths n₀ … n_L (n₀ = features, n_L = classes, L ≥ 1 weight layers), a sample x
+ * with label y ∈ [0, n_L) goes through
+ * @f[ a_0 = x, \quad a_{l+1} = \mathrm{ReLU}(W_l^\top a_l + b_l) \ (l < L - 1), \quad
+ *     z = W_{L-1}^\top a_{L-1} + b_{L-1}, \qquad \ell(x, y; \theta) = \log \textstyle\sum_c e^{z_c} - z_y. @f]
+ * The gradient is by backpropagation, with ReLU'(0) = 0.
+ *
+ * θ layout (length Σ_l (n_l + 1)·n_{l+1}): the layers one after another, each as W_l
+ * (n_l × n_{l+1}, row-major: `θ[weights_offset(l) + i·n_{l+1} + j]` = W_l(i, j), from unit i
+ * of layer l to unit j of layer l + 1) followed by b_l (n_{l+1}, from bias_offset(l)).
+ * `Mlp({d, k})` has no hidden layer and is exactly SoftmaxRegression(d, k), θ layout included.
+ *
+ * For a batch of m rows, each layer costs one matrix product forward and one or two backward
+ * (the δ of the first layer's inputs is never formed), all into the workspace: the layer
+ * outputs (m × n_l for l ≥ 1) and one scratch matrix (m × the widest hidden layer). All
+ * methods are const and thread-safe; concurrent calls need distinct workspaces and
+ * gradient buffers.
+ *
+ * @tparam Scalar float or double.
+ *
+ * @code
+ * dptrain::Mlp<float> model({784, 256, 10});                 // MNIST, one hidden layer of 256
+ * dptrain::DenseDataset<float, dptrain::Label> data{.features = X, .targets = labels};
+ * model.validate(data.rows(0, data.size()));
+ * dptrain::Vector<float> theta = model.init_parameters(42);  // He / Glorot, seeded
+ * auto ws = model.make_workspace(128);
+ * dptrain::Vector<float> grad = dptrain::Vector<float>::Zero(model.num_parameters());
+ * float loss = model.loss_and_gradient(theta, data.rows(0, 128), grad, ws);  // summed
+ * @endcode
+ */
+template <class Scalar>
+class Mlp {
+ public:
+  using scalar_type = Scalar;
+  using target_type = Label;
+  using batch_type = DenseBatch<Scalar, target_type>;
+
+  /// Scratch memory for batches of up to `scratch.rows()` rows; contents are unspecified.
+  struct Workspace {
+    /// activations[l]: layer l + 1's output, max_rows × n_{l+1} (the last holds the scores);
+    /// overwritten by the backward pass with ∂ℓ/∂(layer l + 1's pre-activation).
+    std::vector<RowMatrix<Scalar>> activations;
+    RowMatrix<Scalar> scratch;  ///< max_rows × (widest hidden layer): δ before the ReLU mask
+    detail::gemm::Buffers<Scalar> gemm;  ///< packing buffers of all the matrix products
+    /// Blocking of layer l's products: forward a_l W_l, weights a_lᵀ δ, backward δ W_lᵀ.
+    struct LayerPlans {
+      detail::gemm::Plan forward, weights, backward;
+    };
+    std::vector<LayerPlans> plans;
+  };
+  using workspace_type = Workspace;
+
+  /**
+   * @param widths n₀, n₁, …, n_L: features, hidden layer sizes, classes, e.g. {784, 256, 10}.
+   * @throws dptrain::invalid_argument if there are fewer than 2 widths, a width is < 1, or the
+   * last width (the number of classes) is < 2.
+   */
+  explicit Mlp(std::vector<Index> widths) : widths_(std::move(widths)) {
+    if (widths_.size() < 2)
+      throw invalid_argument("dptrain: Mlp needs at least 2 widths (features, ..., classes), got " +
+                             std::to_string(widths_.size()));
+    for (std::size_t l = 0; l < widths_.size(); ++l)
+      if (widths_[l] < 1)
+        throw invalid_argument("dptrain: Mlp width " + std::to_string(l) + " is " + std::to_string(widths_[l]) +
+                               ", every layer needs at least one unit");
+    if (widths_.back() < 2)
+      throw invalid_argument("dptrain: Mlp's last width is the number of classes, at least 2, got " +
+                             std::to_string(widths_.back()));
+    offsets_.reserve(widths_.size());
+    Index offset = 0;
+    for (std::size_t l = 0; l + 1 < widths_.size(); ++l) {
+      offsets_.push_back(offset);
+      offset += (widths_[l] + 1) * widths_[l + 1];
+      if (l > 0 && widths_[l] > widest_hidden_) widest_hidden_ = widths_[l];
+    }
+    offsets_.push_back(offset);
+  }
+
+  /// Σ_l (n_l + 1)·n_{l+1}.
+  [[nodiscard]] Index num_parameters() const noexcept { return offsets_.back(); }
+  /// n₀, the number of features per sample.
+  [[nodiscard]] Index inputs() const noexcept { return widths_.front(); }
+  /// n_L, the number of classes.
+  [[nodiscard]] Index classes() const noexcept { return widths_.back(); }
+  /// L, the number of weight layers (one more than the number of hidden layers).
+  [[nodiscard]] Index layers() const noexcept { return static_cast<Index>(widths_.size()) - 1; }
+  /// The widths given to the constructor.
+  [[nodiscard]] const std::vector<Index>& widths() const noexcept { return widths_; }
+  /// Where W_l starts in θ, 0 ≤ layer < layers().
+  [[nodiscard]] Index weights_offset(Index layer) const { return offsets_[static_cast<std::size_t>(layer)]; }
+  /// Where b_l starts in θ, 0 ≤ layer < layers().
+  [[nodiscard]] Index bias_offset(Index layer) const {
+    return weights_offset(layer) + width(layer) * width(layer + 1);
+  }
+
+  /// Scratch memory for batches of up to `max_rows` ≥ 0 samples (the only allocation).
+  /// @throws dptrain::invalid_argument if max_rows < 0.
+  [[nodiscard]] Workspace make_workspace(Index max_rows) const {
+    detail::models::check_max_rows("Mlp", max_rows);
+    Workspace ws;
+    ws.activations.reserve(static_cast<std::size_t>(layers()));
+    for (Index l = 1; l <= layers(); ++l) ws.activations.emplace_back(max_rows, width(l));
+    ws.scratch.resize(max_rows, widest_hidden_);
+    ws.plans.resize(static_cast<std::size_t>(layers()));
+    for (Index l = 0; l < layers(); ++l) {
+      const Index in = width(l), out = width(l + 1);
+      typename Workspace::LayerPlans& plans = ws.plans[static_cast<std::size_t>(l)];
+      plans.forward = ws.gemm.reserve(max_rows, out, in);
+      plans.weights = ws.gemm.reserve(in, out, max_rows);
+      if (l > 0) plans.backward = ws.gemm.reserve(max_rows, in, out);
+    }
+    return ws;
+  }
+
+  /**
+   * @brief Adds Σᵢ ∇ℓ(xᵢ, yᵢ; θ) to `grad` and returns Σᵢ ℓ(xᵢ, yᵢ; θ). Allocates nothing.
+   * An empty batch returns 0 and leaves `grad` unchanged. Labels must be in [0, n_L) (validate()).
+   * @throws dptrain::invalid_argument on a θ or gradient of the wrong length, a batch with the
+   * wrong feature count or more rows than the workspace was made for.
+   */
+  Scalar loss_and_gradient(ConstVectorRef<Scalar> theta, const batch_type& batch, VectorRef<Scalar> grad,
+                           Workspace& ws) const {
+    const Index m = batch.size();
+    check(theta, grad.size(), batch, ws);
+    if (m == 0) return Scalar(0);
+    forward(theta.data(), batch.features, m, ws);
+    const Scalar loss = detail::models::softmax_cross_entropy<true, Scalar>(output(ws, layers() - 1, m), batch.targets);
+    // Backward: output(ws, l, m) holds δ_{l+1} = ∂ℓ/∂z_{l+1}, the pre-activation of layer l + 1.
+    for (Index l = layers() - 1; l >= 0; --l) {
+      const Index in = width(l), out = width(l + 1);
+      const Eigen::Map<RowMatrix<Scalar>> delta = output(ws, l, m);
+      const typename Workspace::LayerPlans& plans = ws.plans[static_cast<std::size_t>(l)];
+      Eigen::Map<RowMatrix<Scalar>> grad_w(grad.data() + weights_offset(l), in, out);
+      Eigen::Map<RowVector> grad_b(grad.data() + bias_offset(l), out);
+      grad_b += delta.colwise().sum();
+      if (l == 0) {
+        detail::gemm::add_transposed_product<Scalar>(grad_w, batch.features, delta, plans.weights, ws.gemm);
+        break;
+      }
+      Eigen::Map<RowMatrix<Scalar>> a = output(ws, l - 1, m);  // ReLU output of layer l
+      detail::gemm::add_transposed_product<Scalar>(grad_w, a, delta, plans.weights, ws.gemm);
+      const Eigen::Map<const RowMatrix<Scalar>> w(theta.data() + weights_offset(l), in, out);
+      Eigen::Map<RowMatrix<Scalar>> back(ws.scratch.data(), m, in);
+      back.setZero();
+      detail::gemm::add_product_transposed<Scalar>(back, delta, w, plans.backward, ws.gemm);
+      // δ_l = (δ_{l+1} W_lᵀ) ⊙ 1[z_l > 0], and a_l > 0 exactly where z_l > 0: overwrite a_l.
+      a = (a.array() > Scalar(0)).select(back, Scalar(0));
+    }
+    return loss;
+  }
+
+  /// Σᵢ ℓ(xᵢ, yᵢ; θ). Allocates nothing. @throws as loss_and_gradient().
+  [[nodiscard]] Scalar loss(ConstVectorRef<Scalar> theta, const batch_type& batch, Workspace& ws) const {
+    const Index m = batch.size();
+    check(theta, num_parameters(), batch, ws);
+    if (m == 0) return Scalar(0);
+    forward(theta.data(), batch.features, m, ws);
+    return detail::models::softmax_cross_entropy<false, Scalar>(output(ws, layers() - 1, m), batch.targets);
+  }
+
+  /**
+   * @brief Checks that `all` can be trained on.
+   * @throws dptrain::invalid_argument naming the offending value: a feature count other than
+   * inputs(), a target count other than the row count, a label outside [0, n_L), or a
+   * non-finite feature.
+   */
+  void validate(const batch_type& all) const {
+    detail::models::check_feature_count("Mlp", inputs(), all.features.cols());
+    detail::models::check_target_count("Mlp", all.features.rows(), all.targets.size());
+    detail::models::check_labels("Mlp", all.targets, classes());
+    detail::models::check_finite_features<Scalar>("Mlp", all.features);
+  }
+
+  /**
+   * @brief θ to start training from, the same for a given seed with any standard library.
+   *
+   * Weights of a layer followed by ReLU: He normal, N(0, 2/n_l) (He et al., 2015, "Delving
+   * deep into rectifiers"). Weights of the output layer: Glorot uniform,
+   * U(−√(6/(n_{L−1} + n_L)), +√(6/(n_{L−1} + n_L))) (Glorot & Bengio, 2010). Biases: 0.
+   * The draws come from std::mt19937_64(seed), whose output the standard fixes, turned into
+   * uniform and (Box–Muller) normal numbers here rather than by the standard library's
+   * distributions, whose algorithms differ between implementations (only std::log, std::cos and
+   * std::sin may differ in the last bit between math libraries). Layers are filled in θ order;
+   * float θ is the double θ rounded.
+   */
+  [[nodiscard]] Vector<Scalar> init_parameters(std::uint64_t seed = 0) const {
+    Vector<Scalar> theta = Vector<Scalar>::Zero(num_parameters());
+    std::mt19937_64 engine(seed);
+    const auto uniform = [&engine] { return static_cast<double>(engine() >> 11) * 0x1.0p-53; };  // [0, 1)
+    for (Index l = 0; l < layers(); ++l) {
+      const Index in = width(l), out = width(l + 1), count = in * out;
+      Scalar* w = theta.data() + weights_offset(l);
+      if (l + 1 < layers()) {
+        const double stddev = std::sqrt(2.0 / static_cast<double>(in));
+        for (Index i = 0; i < count; i += 2) {
+          const double radius = std::sqrt(-2.0 * std::log(1.0 - uniform()));  // 1 − u ∈ (0, 1]
+          const double angle = 2.0 * std::numbers::pi * uniform();
+          w[i] = static_cast<Scalar>(stddev * radius * std::cos(angle));
+          if (i + 1 < count) w[i + 1] = static_cast<Scalar>(stddev * radius * std::sin(angle));
+        }
+      } else {
+        const double limit = std::sqrt(6.0 / static_cast<double>(in + out));
+        for (Index i = 0; i < count; ++i) w[i] = static_cast<Scalar>(limit * (2.0 * uniform() - 1.0));
+      }
+    }
+    return theta;
+  }
+
+ private:
+  using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
+
+  [[nodiscard]] Index width(Index l) const { return widths_[static_cast<std::size_t>(l)]; }
+
+  // The first m rows of layer l + 1's output buffer (contiguous: the buffer is row-major).
+  [[nodiscard]] Eigen::Map<RowMatrix<Scalar>> output(Workspace& ws, Index l, Index m) const {
+    return {ws.activations[static_cast<std::size_t>(l)].data(), m, width(l + 1)};
+  }
+
+  void check(const ConstVectorRef<Scalar>& theta, Index grad_size, const batch_type& batch,
+             const Workspace& ws) const {
+    const Index capacity = ws.activations.empty() ? 0 : ws.activations.front().rows();
+    detail::models::check_call("Mlp", num_parameters(), theta.size(), grad_size, inputs(), batch.size(),
+                       batch.features.cols(), batch.targets.size(), capacity);
+  }
+
+  // a_{l+1} = ReLU(a_l W_l + 1 b_lᵀ) for hidden layers, z = a_{L−1} W_{L−1} + 1 b_{L−1}ᵀ at the top.
+  void forward(const Scalar* theta, const Eigen::Ref<const RowMatrix<Scalar>>& x, Index m, Workspace& ws) const {
+    for (Index l = 0; l < layers(); ++l) {
+      const Index in = width(l), out = width(l + 1);
+      const Eigen::Map<const RowMatrix<Scalar>> w(theta + weights_offset(l), in, out);
+      const Eigen::Map<const RowVector> b(theta + bias_offset(l), out);
+      Eigen::Map<RowMatrix<Scalar>> z = output(ws, l, m);
+      const detail::gemm::Plan& plan = ws.plans[static_cast<std::size_t>(l)].forward;
+      z.rowwise() = b;  // the product accumulates onto the bias
+      if (l == 0)
+        detail::gemm::add_product<Scalar>(z, x, w, plan, ws.gemm);
+      else
+        detail::gemm::add_product<Scalar>(z, output(ws, l - 1, m), w, plan, ws.gemm);
+      if (l + 1 < layers()) z = z.cwiseMax(Scalar(0));
+    }
+  }
+
+  std::vector<Index> widths_;
+  std::vector<Index> offsets_;  // offsets_[l]: where W_l starts; offsets_.back(): num_parameters()
+  Index widest_hidden_ = 0;
+};
+
+}  // namespace dptrain

@@ -1,0 +1,158 @@
+// SPDX-License-Identifier: MIT
+// SoftmaxRegression: multinomial logistic regression (softmax cross-entropy) on dense samples.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "dptrain/core/errors.hpp"
+#include "dptrain/core/types.hpp"
+#include "dptrain/data/dense_dataset.hpp"
+#include "dptrain/detail/gemm.hpp"
+#include "dptrain/detail/model_support.hpp"
+
+namespace dptrain {
+
+/**
+ * @brief Multinomial logistic regression: P(y = c | x) = softmax(Wᵀx + b)_c over k classes.
+ *
+ * Per-sample loss (the cross-entropy), with scores z = Wᵀx + b ∈ ℝᵏ and label y ∈ [0, k):
+ * @f[ \ell(x, y; \theta) = \log \textstyle\sum_c e^{z_c} - z_y, \qquad
+ *     \nabla_W \ell = x\,(p - e_y)^\top, \quad \nabla_b \ell = p - e_y, \quad p = \mathrm{softmax}(z). @f]
+ * The log-sum-exp subtracts max_c z_c first, so it never overflows.
+ *
+ * θ layout (length d·k + k): W row-major, d × k, so `θ[i·k + c]` = W(i, c), the weight of
+ * feature i for class c; then b, `θ[d·k + c]` = b_c.
+ *
+ * For a batch X (m × d) the work is two matrix products, Z = XW + 1bᵀ and ∇W += Xᵀ(P − Y),
+ * plus one pass of softmax over Z, done in the workspace (m × k). All methods are const and
+ * thread-safe; concurrent calls need distinct workspaces and gradient buffers.
+ *
+ * @tparam Scalar float or double.
+ *
+ * @code
+ * dptrain::SoftmaxRegression<float> model(784, 10);          // MNIST: 784 pixels, 10 digits
+ * dptrain::DenseDataset<float, dptrain::Label> data{.features = X, .targets = labels};
+ * model.validate(data.rows(0, data.size()));
+ * dptrain::Vector<float> theta = model.init_parameters();    // zeros
+ * auto ws = model.make_workspace(256);
+ * dptrain::Vector<float> grad = dptrain::Vector<float>::Zero(model.num_parameters());
+ * float loss = model.loss_and_gradient(theta, data.rows(0, 256), grad, ws);  // 256 · log 10
+ * @endcode
+ */
+template <class Scalar>
+class SoftmaxRegression {
+ public:
+  using scalar_type = Scalar;
+  using target_type = Label;
+  using batch_type = DenseBatch<Scalar, target_type>;
+
+  /// Scratch memory for batches of up to `scores.rows()` rows; contents are unspecified.
+  struct Workspace {
+    RowMatrix<Scalar> scores;  ///< Z = XW + 1bᵀ (max_rows × k), then P − Y
+    detail::gemm::Buffers<Scalar> gemm;  ///< packing buffers of the two matrix products
+    detail::gemm::Plan forward;          ///< blocking of XW
+    detail::gemm::Plan backward;         ///< blocking of Xᵀ(P − Y)
+  };
+  using workspace_type = Workspace;
+
+  /**
+   * @param inputs d, the number of features per sample.
+   * @param classes k, the number of classes; labels are 0 … k − 1.
+   * @throws dptrain::invalid_argument if inputs < 1 or classes < 2.
+   */
+  SoftmaxRegression(Index inputs, Index classes) : inputs_(inputs), classes_(classes) {
+    detail::models::require_positive("SoftmaxRegression", "input", inputs);
+    if (classes < 2)
+      throw invalid_argument("dptrain: SoftmaxRegression needs at least 2 classes, got " + std::to_string(classes));
+  }
+
+  /// d·k + k.
+  [[nodiscard]] Index num_parameters() const noexcept { return (inputs_ + 1) * classes_; }
+  /// d, the number of features per sample.
+  [[nodiscard]] Index inputs() const noexcept { return inputs_; }
+  /// k, the number of classes.
+  [[nodiscard]] Index classes() const noexcept { return classes_; }
+
+  /// Scratch memory for batches of up to `max_rows` ≥ 0 samples (the only allocation).
+  /// @throws dptrain::invalid_argument if max_rows < 0.
+  [[nodiscard]] Workspace make_workspace(Index max_rows) const {
+    detail::models::check_max_rows("SoftmaxRegression", max_rows);
+    Workspace ws{RowMatrix<Scalar>(max_rows, classes_), {}, {}, {}};
+    ws.forward = ws.gemm.reserve(max_rows, classes_, inputs_);
+    ws.backward = ws.gemm.reserve(inputs_, classes_, max_rows);
+    return ws;
+  }
+
+  /**
+   * @brief Adds Σᵢ ∇ℓ(xᵢ, yᵢ; θ) to `grad` and returns Σᵢ ℓ(xᵢ, yᵢ; θ). Allocates nothing.
+   * An empty batch returns 0 and leaves `grad` unchanged. Labels must be in [0, k) (validate()).
+   * @throws dptrain::invalid_argument on a θ or gradient of the wrong length, a batch with the
+   * wrong feature count or more rows than the workspace was made for.
+   */
+  Scalar loss_and_gradient(ConstVectorRef<Scalar> theta, const batch_type& batch, VectorRef<Scalar> grad,
+                           Workspace& ws) const {
+    const Index m = batch.size();
+    check(theta, grad.size(), batch, ws);
+    if (m == 0) return Scalar(0);
+    Eigen::Map<RowMatrix<Scalar>> z(ws.scores.data(), m, classes_);
+    scores(theta, batch, z, ws);
+    const Scalar loss = detail::models::softmax_cross_entropy<true, Scalar>(z, batch.targets);  // z is now P − Y
+    Eigen::Map<RowMatrix<Scalar>> grad_w(grad.data(), inputs_, classes_);
+    Eigen::Map<RowVector> grad_b(grad.data() + inputs_ * classes_, classes_);
+    detail::gemm::add_transposed_product<Scalar>(grad_w, batch.features, z, ws.backward, ws.gemm);
+    grad_b += z.colwise().sum();
+    return loss;
+  }
+
+  /// Σᵢ ℓ(xᵢ, yᵢ; θ). Allocates nothing. @throws as loss_and_gradient().
+  [[nodiscard]] Scalar loss(ConstVectorRef<Scalar> theta, const batch_type& batch, Workspace& ws) const {
+    const Index m = batch.size();
+    check(theta, num_parameters(), batch, ws);
+    if (m == 0) return Scalar(0);
+    Eigen::Map<RowMatrix<Scalar>> z(ws.scores.data(), m, classes_);
+    scores(theta, batch, z, ws);
+    return detail::models::softmax_cross_entropy<false, Scalar>(z, batch.targets);
+  }
+
+  /**
+   * @brief Checks that `all` can be trained on.
+   * @throws dptrain::invalid_argument naming the offending value: a feature count other than
+   * inputs(), a target count other than the row count, a label outside [0, k), or a
+   * non-finite feature.
+   */
+  void validate(const batch_type& all) const {
+    detail::models::check_feature_count("SoftmaxRegression", inputs_, all.features.cols());
+    detail::models::check_target_count("SoftmaxRegression", all.features.rows(), all.targets.size());
+    detail::models::check_labels("SoftmaxRegression", all.targets, classes_);
+    detail::models::check_finite_features<Scalar>("SoftmaxRegression", all.features);
+  }
+
+  /// θ to start training from: zeros (the loss is convex, so any start works). `seed` is unused.
+  [[nodiscard]] Vector<Scalar> init_parameters(std::uint64_t /*seed*/ = 0) const {
+    return Vector<Scalar>::Zero(num_parameters());
+  }
+
+ private:
+  using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
+
+  void check(const ConstVectorRef<Scalar>& theta, Index grad_size, const batch_type& batch,
+             const Workspace& ws) const {
+    detail::models::check_call("SoftmaxRegression", num_parameters(), theta.size(), grad_size, inputs_, batch.size(),
+                       batch.features.cols(), batch.targets.size(), ws.scores.rows());
+  }
+
+  // Z = XW + 1bᵀ: the bias is written first, so the product accumulates onto it in one GEMM.
+  void scores(const ConstVectorRef<Scalar>& theta, const batch_type& batch, Eigen::Map<RowMatrix<Scalar>>& z,
+              Workspace& ws) const {
+    const Eigen::Map<const RowMatrix<Scalar>> w(theta.data(), inputs_, classes_);
+    const Eigen::Map<const RowVector> b(theta.data() + inputs_ * classes_, classes_);
+    z.rowwise() = b;
+    detail::gemm::add_product<Scalar>(z, batch.features, w, ws.forward, ws.gemm);
+  }
+
+  Index inputs_;
+  Index classes_;
+};
+
+}  // namespace dptrain

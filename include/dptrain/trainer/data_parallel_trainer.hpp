@@ -1,0 +1,497 @@
+// SPDX-License-Identifier: MIT
+// DataParallelTrainer: synchronous data-parallel SGD on one persistent OpenMP team.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dptrain/aggregators/reduce_scatter_aggregator.hpp"
+#include "dptrain/concepts.hpp"
+#include "dptrain/core/aligned_buffer.hpp"
+#include "dptrain/core/context.hpp"
+#include "dptrain/core/errors.hpp"
+#include "dptrain/core/omp.hpp"
+#include "dptrain/core/report.hpp"
+#include "dptrain/core/team.hpp"
+#include "dptrain/detail/callback_hooks.hpp"
+#include "dptrain/detail/seed.hpp"
+#include "dptrain/optimizers/constant_schedule.hpp"
+#include "dptrain/optimizers/sgd.hpp"
+#include "dptrain/partitioners/even_partitioner.hpp"
+#include "dptrain/trainer/trainer_options.hpp"
+#include "dptrain/workers/gradient_worker.hpp"
+
+namespace dptrain {
+
+/**
+ * @brief Synchronous data-parallel SGD: each step splits a minibatch among N OpenMP threads,
+ * sums their local gradients, applies one optimizer update and lets every thread see the new θ.
+ *
+ * One step, on one persistent team of `options.threads` threads:
+ * 1. every worker reads the same θ (shared memory, no copy);
+ * 2. the Partitioner gives worker i its micro-batch D_i of the minibatch B;
+ * 3. worker i computes G_i = Σ_{x∈D_i} ∇ℓ(x; θ) into its own buffer (Worker policy);
+ * 4. the Aggregator sums the buffers; thread t receives shard t of Σ_i G_i;
+ * 5. thread t scales its shard to the mean (1/|B|), clips it, and applies the Optimizer to its
+ *    slice of θ and of the optimizer state;
+ * 6. a barrier: every worker now sees the new θ.
+ * With the default by-samples weighting the result equals, up to rounding, one worker's step on
+ * the whole minibatch, for any thread count.
+ *
+ * @tparam WorkerPolicy  makes each thread's gradient state (GradientWorker)
+ * @tparam PartitionerT  splits a minibatch among workers (EvenPartitioner)
+ * @tparam AggregatorT   all-reduces the gradient buffers (ReduceScatterAggregator)
+ * @tparam OptimizerT    the elementwise update rule (Sgd)
+ * @tparam ScheduleT     the learning-rate schedule (ConstantSchedule)
+ *
+ * fit() may be called again (with the same or another model and data); each call starts with
+ * fresh optimizer state. A trainer is not meant to run two fit() calls at once.
+ *
+ * @code
+ * dptrain::SoftmaxRegression<float> model(784, 10);
+ * dptrain::Vector<float> theta = model.init_parameters();
+ * dptrain::DataParallelTrainer trainer({.threads = 4, .batch_size = 256, .epochs = 5},
+ *                                      dptrain::Momentum{.lr = 0.05});
+ * dptrain::FitReport report = trainer.fit(model, theta, data);
+ * @endcode
+ */
+template <class WorkerPolicy = GradientWorker, class PartitionerT = EvenPartitioner,
+          class AggregatorT = ReduceScatterAggregator, class OptimizerT = Sgd, class ScheduleT = ConstantSchedule>
+class DataParallelTrainer {
+  static_assert(Partitioner<PartitionerT>,
+                "dptrain: the Partitioner policy must provide `IndexRange range(Index batch, Index workers, "
+                "Index rank) const`");
+  static_assert(AllReducesBothScalars<AggregatorT>,
+                "dptrain: the Aggregator policy must provide `template <class Scalar> VectorMap<Scalar> "
+                "all_reduce(const TeamMember&, const GradientBuffers<Scalar>&) const`");
+  static_assert(Aggregator<AggregatorT>, "dptrain: the Aggregator policy must be copy-constructible");
+  static_assert(OptimizerHyperparameters<OptimizerT>,
+                "dptrain: the Optimizer policy must provide a `double lr` member and `static constexpr int "
+                "state_slots`");
+  static_assert(Optimizer<OptimizerT>,
+                "dptrain: the Optimizer policy must provide `template <class Scalar> void update(const "
+                "UpdateSlice<Scalar, state_slots>&, const StepInfo&) const`");
+  static_assert(Schedule<ScheduleT>, "dptrain: the Schedule policy must provide `double factor(Index step) const`");
+
+ public:
+  using worker_policy = WorkerPolicy;
+  using partitioner_type = PartitionerT;
+  using aggregator_type = AggregatorT;
+  using optimizer_type = OptimizerT;
+  using schedule_type = ScheduleT;
+
+  explicit DataParallelTrainer(TrainerOptions options = {}, OptimizerT optimizer = {}, ScheduleT schedule = {},
+                               PartitionerT partitioner = {}, AggregatorT aggregator = {}, WorkerPolicy worker = {})
+      : options_(options),
+        optimizer_(std::move(optimizer)),
+        schedule_(std::move(schedule)),
+        partitioner_(std::move(partitioner)),
+        aggregator_(std::move(aggregator)),
+        worker_(std::move(worker)) {}
+
+  [[nodiscard]] const TrainerOptions& options() const noexcept { return options_; }
+  [[nodiscard]] TrainerOptions& options() noexcept { return options_; }
+  [[nodiscard]] const OptimizerT& optimizer() const noexcept { return optimizer_; }
+
+  /**
+   * @brief Trains θ in place on `data` and returns a report.
+   *
+   * @param model      a Model; called concurrently from every worker
+   * @param theta      the parameters, of length model.num_parameters(); updated in place
+   * @param data       a data set whose batches are the model's batch_type (e.g. DenseDataset)
+   * @param callbacks  objects with any of the hooks on_fit_begin, on_epoch_begin, on_step_end,
+   *                   on_epoch_end, on_fit_end taking `TrainContext<Scalar>&`; all run on the
+   *                   thread that called fit() while the other workers wait; returning true stops
+   * @throws dptrain::invalid_argument for bad options, hyperparameters or data (before training)
+   * @throws dptrain::non_finite_error when a step's loss or gradient is not finite (policy stop)
+   * @throws whatever a model or callback threw, with its original type, after the team has left
+   */
+  template <class M, class D, class... Callbacks>
+  FitReport fit(const M& model, VectorRef<typename M::scalar_type> theta, const D& data, Callbacks&&... callbacks);
+
+ private:
+  template <class M, class D, class... Callbacks>
+  class Run;
+
+  TrainerOptions options_;
+  OptimizerT optimizer_;
+  ScheduleT schedule_;
+  PartitionerT partitioner_;
+  AggregatorT aggregator_;
+  WorkerPolicy worker_;
+};
+
+/// Deduction guides: `DataParallelTrainer trainer(options, dptrain::Adam{...})` uses the defaults
+/// for the other policies.
+DataParallelTrainer() -> DataParallelTrainer<>;
+DataParallelTrainer(TrainerOptions) -> DataParallelTrainer<>;
+template <class O>
+DataParallelTrainer(TrainerOptions, O) -> DataParallelTrainer<GradientWorker, EvenPartitioner, ReduceScatterAggregator, O>;
+template <class O, class S>
+DataParallelTrainer(TrainerOptions, O, S)
+    -> DataParallelTrainer<GradientWorker, EvenPartitioner, ReduceScatterAggregator, O, S>;
+template <class O, class S, class P>
+DataParallelTrainer(TrainerOptions, O, S, P) -> DataParallelTrainer<GradientWorker, P, ReduceScatterAggregator, O, S>;
+template <class O, class S, class P, class A>
+DataParallelTrainer(TrainerOptions, O, S, P, A) -> DataParallelTrainer<GradientWorker, P, A, O, S>;
+template <class O, class S, class P, class A, class W>
+DataParallelTrainer(TrainerOptions, O, S, P, A, W) -> DataParallelTrainer<W, P, A, O, S>;
+
+// ---------------------------------------------------------------------------------------------
+// One fit(): every buffer is sized here, before the team starts, so steps allocate nothing.
+// ---------------------------------------------------------------------------------------------
+
+template <class W, class P, class A, class O, class S>
+template <class M, class D, class... Callbacks>
+class DataParallelTrainer<W, P, A, O, S>::Run {
+  using Scalar = typename M::scalar_type;
+  using WorkerState = decltype(std::declval<const W&>().make(std::declval<const M&>(), Index{}, Index{}));
+  using Clock = std::chrono::steady_clock;
+  using Context = TrainContext<Scalar>;
+  static constexpr int slots = O::state_slots;
+  static constexpr bool step_hooks = detail::has_hook<decltype(detail::on_step_end), Context, Callbacks...>;
+
+  // Everything one thread writes during a step, on cache lines of its own.
+  struct alignas(cache_line_bytes) ThreadSlot {
+    ThreadSlot(WorkerState w, typename D::Buffer b) : worker(std::move(w)), buffer(std::move(b)) {}
+    WorkerState worker;
+    typename D::Buffer buffer;
+    WorkerTimes times;
+    // Inputs of the per-step scalar all-reduce.
+    double loss = 0, sumsq = 0;
+    Index samples = 0;
+  };
+
+ public:
+  Run(const DataParallelTrainer& trainer, const M& model, VectorRef<Scalar> theta, const D& data,
+      Callbacks&... callbacks)
+      : t_(trainer), opt_(trainer.options_), model_(model), theta_(theta), data_(data), callbacks_(callbacks...) {
+    validate();
+    const Index n = data_.size(), b = opt_.batch_size;
+    batches_per_epoch_ = opt_.drop_last ? n / b : (n + b - 1) / b;
+    if (batches_per_epoch_ == 0)
+      throw invalid_argument("dptrain: drop_last with batch_size " + std::to_string(b) +
+                             " leaves no minibatch of a data set of " + std::to_string(n) + " samples");
+    steps_per_epoch_ = (batches_per_epoch_ + opt_.accumulation_steps - 1) / opt_.accumulation_steps;
+    total_steps_ = opt_.epochs * steps_per_epoch_;
+    if (opt_.max_steps > 0) total_steps_ = std::min(total_steps_, opt_.max_steps);
+
+    // A worker's largest micro-batch: only full minibatches and the last partial one occur.
+    const Index threads = opt_.threads;
+    Index max_rows = 0;
+    for (Index rank = 0; rank < threads; ++rank) {
+      max_rows = std::max(max_rows, t_.partitioner_.range(b, threads, rank).size);
+      if (n % b != 0) max_rows = std::max(max_rows, t_.partitioner_.range(n % b, threads, rank).size);
+    }
+    slots_.reserve(static_cast<std::size_t>(threads));
+    for (Index rank = 0; rank < threads; ++rank)
+      slots_.emplace_back(t_.worker_.make(model_, rank, max_rows), data_.make_buffer(opt_.shuffle ? max_rows : 0));
+    for (ThreadSlot& slot : slots_) buffer_pointers_.push_back(slot.worker.gradient().data());
+    buffers_ = {buffer_pointers_, {theta_.size(), threads}};
+    for (auto& state : state_) state = AlignedBuffer<Scalar>(theta_.size());
+    order_.resize(static_cast<std::size_t>(n));
+    std::iota(order_.begin(), order_.end(), Index{0});
+    report_.threads = threads;
+    report_.epoch_loss.reserve(static_cast<std::size_t>((total_steps_ + steps_per_epoch_ - 1) / steps_per_epoch_));
+    report_.workers.resize(static_cast<std::size_t>(threads));
+  }
+
+  FitReport run() {
+    const Clock::time_point start = Clock::now();
+    const int eigen_threads = Eigen::nbThreads();
+    Eigen::setNbThreads(1);  // the workers are the parallelism; Eigen's own GEMM threads would oversubscribe
+    Context begin_ctx = context(0, 0, 0);
+    bool stop = std::apply([&](auto&... cb) { return detail::call_hook(detail::on_fit_begin, begin_ctx, cb...); },
+                           callbacks_);
+    if (!stop) {
+      DPTRAIN_OMP(parallel num_threads(opt_.threads)) { thread_main(); }
+    }
+    Eigen::setNbThreads(eigen_threads);
+    report_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    for (std::size_t rank = 0; rank < slots_.size(); ++rank) report_.workers[rank] = slots_[rank].times;
+    if (error_) std::rethrow_exception(error_);
+    report_.stopped_by_callback = report_.stopped_by_callback || stop;
+    Context end_ctx = context(report_.epochs, report_.steps, report_.epoch_loss.empty() ? 0 : report_.epoch_loss.back());
+    std::apply([&](auto&... cb) { detail::call_hook(detail::on_fit_end, end_ctx, cb...); }, callbacks_);
+    return std::move(report_);
+  }
+
+ private:
+  void validate() const {
+    const auto name = [](Index v) { return std::to_string(v); };
+    if (opt_.threads < 1) throw invalid_argument("dptrain: threads must be at least 1, got " + name(opt_.threads));
+    if (opt_.batch_size < 1)
+      throw invalid_argument("dptrain: batch_size must be at least 1, got " + name(opt_.batch_size));
+    if (opt_.epochs < 1) throw invalid_argument("dptrain: epochs must be at least 1, got " + name(opt_.epochs));
+    if (opt_.max_steps < 0) throw invalid_argument("dptrain: max_steps must be ≥ 0, got " + name(opt_.max_steps));
+    if (opt_.accumulation_steps < 1)
+      throw invalid_argument("dptrain: accumulation_steps must be at least 1, got " + name(opt_.accumulation_steps));
+    if (!std::isfinite(opt_.clip_norm) || opt_.clip_norm < 0)
+      throw invalid_argument("dptrain: clip_norm must be finite and ≥ 0 (0: off), got " +
+                             std::to_string(opt_.clip_norm));
+    const double lr = t_.optimizer_.lr;
+    if (!std::isfinite(lr) || lr <= 0)
+      throw invalid_argument("dptrain: the learning rate must be finite and positive, got " + std::to_string(lr));
+    if constexpr (requires { t_.optimizer_.validate(); }) t_.optimizer_.validate();
+    if constexpr (requires { t_.schedule_.validate(); }) t_.schedule_.validate();
+    if constexpr (requires { t_.partitioner_.validate(opt_.threads); }) t_.partitioner_.validate(opt_.threads);
+    data_.validate();
+    if (data_.size() == 0) throw invalid_argument("dptrain: the data set is empty");
+    if (theta_.size() != model_.num_parameters())
+      throw invalid_argument("dptrain: theta has " + name(theta_.size()) + " values but the model has " +
+                             name(model_.num_parameters()) + " parameters");
+    model_.validate(data_.rows(0, data_.size()));
+  }
+
+  Context context(Index epoch, Index step, double loss) {
+    return {VectorMap<Scalar>(theta_.data(), theta_.size()), report_, epoch, step, loss, last_lr_};
+  }
+
+  template <class Hook>
+  bool call(const Hook& hook, Context& ctx) {
+    return std::apply([&](auto&... cb) { return detail::call_hook(hook, ctx, cb...); }, callbacks_);
+  }
+
+  // Runs f; an exception is kept (the first one wins) and the team leaves at the next check.
+  template <class F>
+  void guarded(F&& f) noexcept {
+    try {
+      f();
+    } catch (...) {
+      DPTRAIN_OMP(critical(dptrain_first_error)) {
+        if (!error_) error_ = std::current_exception();
+      }
+      failed_.store(true, std::memory_order_relaxed);
+    }
+  }
+
+  static double seconds(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double>(b - a).count();
+  }
+
+  // The body of every thread of the team. Decisions to leave are taken only from values that
+  // all threads read between the same two barriers, so they leave together and never hang.
+  void thread_main() {
+    const TeamMember team{detail::omp_thread_id(), detail::omp_team_size()};
+    if (team.size != opt_.threads) {  // the OpenMP runtime gave fewer threads than asked for
+      if (team.rank == 0)
+        error_ = std::make_exception_ptr(error("dptrain: asked OpenMP for " + std::to_string(opt_.threads) +
+                                               " threads but got " + std::to_string(team.size)));
+      return;
+    }
+    ThreadSlot& me = slots_[static_cast<std::size_t>(team.rank)];
+    const IndexRange shard = buffers_.layout.shard(team.rank);
+    Index step = 0;
+    for (Index epoch = 0; step < total_steps_; ++epoch) {
+      if (team.rank == 0) guarded([&] { begin_epoch(epoch); });
+      team.barrier();
+      if (!proceed_) return;
+      for (Index s = 0; s < steps_per_epoch_ && step < total_steps_; ++s) {
+        ++step;
+        const Clock::time_point t0 = Clock::now();
+        guarded([&] { local_gradient(team, me, s); });
+        const Clock::time_point t1 = Clock::now();
+        team.barrier();
+        const Clock::time_point t2 = Clock::now();
+        VectorMap<Scalar> g = t_.aggregator_.all_reduce(team, buffers_);
+        me.sumsq = static_cast<double>(g.template cast<double>().squaredNorm());
+        const StepTotals totals = reduce_scalars(team);
+        const Clock::time_point t3 = Clock::now();
+        if (failed_.load(std::memory_order_relaxed)) return;
+        const double lr = t_.optimizer_.lr * t_.schedule_.factor(step);
+        const bool finite = std::isfinite(totals.loss) && std::isfinite(totals.sumsq);
+        if (!finite && opt_.on_non_finite == NonFinitePolicy::stop) {
+          if (team.rank == 0)
+            error_ = std::make_exception_ptr(non_finite_error(
+                "dptrain: non-finite " + std::string(std::isfinite(totals.loss) ? "gradient" : "loss") +
+                    " at step " + std::to_string(step) + "; theta keeps its value from before that step",
+                step));
+          return;
+        }
+        if (finite) update(g, shard, totals, step, lr);
+        const Clock::time_point t4 = Clock::now();
+        team.barrier();  // θ is complete: the next step reads it
+        const Clock::time_point t5 = Clock::now();
+        me.times.compute += seconds(t0, t1);
+        me.times.wait += seconds(t1, t2) + seconds(t4, t5);
+        me.times.aggregate += seconds(t2, t3);
+        me.times.update += seconds(t3, t4);
+        if (team.rank == 0) end_step(epoch, step, totals, finite, lr);
+        if constexpr (step_hooks) {
+          team.barrier();
+          if (!proceed_) return;
+        }
+      }
+      if (team.rank == 0) guarded([&] { end_epoch(epoch); });
+      team.barrier();
+      if (!proceed_) return;
+    }
+  }
+
+  // Thread 0, while the others wait: shuffle this epoch's order, call on_epoch_begin.
+  void begin_epoch(Index epoch) {
+    if (opt_.shuffle) {
+      // The order depends on (seed, epoch) only, never on the thread count.
+      std::mt19937_64 rng(detail::mix_seed(opt_.seed, static_cast<std::uint64_t>(epoch)));
+      std::shuffle(order_.begin(), order_.end(), rng);
+    }
+    epoch_loss_ = 0;
+    epoch_samples_ = 0;
+    Context ctx = context(epoch, report_.steps, 0);
+    proceed_ = !call(detail::on_epoch_begin, ctx) && !failed_.load(std::memory_order_relaxed);
+    report_.stopped_by_callback = report_.stopped_by_callback || !proceed_;
+  }
+
+  // Worker `team.rank`'s part of step s of the epoch: its micro-batch of each accumulated minibatch.
+  void local_gradient(const TeamMember& team, ThreadSlot& me, Index s) {
+    me.worker.zero();
+    const Index n = data_.size(), b = opt_.batch_size;
+    const Index first = s * opt_.accumulation_steps;
+    const Index last = std::min(first + opt_.accumulation_steps, batches_per_epoch_);
+    for (Index batch = first; batch < last; ++batch) {
+      const Index start = batch * b;
+      const IndexRange mine = t_.partitioner_.range(std::min(b, n - start), team.size, team.rank);
+      if (mine.empty()) continue;
+      if (opt_.shuffle) {
+        const std::span<const Index> rows(order_.data() + start + mine.begin, static_cast<std::size_t>(mine.size));
+        me.worker.accumulate(model_, theta_, data_.gather(rows, me.buffer));
+      } else {
+        me.worker.accumulate(model_, theta_, data_.rows(start + mine.begin, mine.size));
+      }
+    }
+    me.loss = me.worker.loss();
+    me.samples = me.worker.samples();
+    if (opt_.weighting == Weighting::equal && me.samples > 0)
+      me.worker.gradient() *= Scalar(1) / static_cast<Scalar>(me.samples);
+  }
+
+  struct StepTotals {
+    double loss = 0, sumsq = 0, scale = 1;  // loss: the mean; scale: turns Σ buffers into g
+    Index samples = 0;
+  };
+
+  // The step's scalars, summed over workers in rank order: identical on every thread.
+  StepTotals reduce_scalars(const TeamMember& team) {
+    team.barrier();
+    StepTotals totals;
+    double loss = 0;
+    Index busy = 0;
+    for (const ThreadSlot& slot : slots_) {
+      loss += slot.loss;
+      totals.sumsq += slot.sumsq;
+      totals.samples += slot.samples;
+      busy += slot.samples > 0 ? 1 : 0;
+    }
+    totals.loss = loss / static_cast<double>(std::max<Index>(totals.samples, 1));
+    totals.scale = 1.0 / static_cast<double>(std::max<Index>(
+                             opt_.weighting == Weighting::equal ? busy : totals.samples, 1));
+    totals.sumsq *= totals.scale * totals.scale;
+    return totals;
+  }
+
+  // This thread's slice: g ← scale·clip·Σ G_i, then the optimizer update.
+  void update(VectorMap<Scalar> g, IndexRange shard, const StepTotals& totals, Index step, double lr) {
+    double factor = totals.scale;
+    const double norm = std::sqrt(totals.sumsq);
+    if (opt_.clip_norm > 0 && norm > opt_.clip_norm) factor *= opt_.clip_norm / norm;
+    g *= static_cast<Scalar>(factor);
+    t_.optimizer_.update(slice(g, shard, std::make_integer_sequence<int, slots>{}), StepInfo{step, lr});
+  }
+
+  template <int... K>
+  UpdateSlice<Scalar, slots> slice(VectorMap<Scalar> g, IndexRange shard, std::integer_sequence<int, K...>) {
+    return {VectorMap<Scalar>(theta_.data() + shard.begin, shard.size), ConstVectorMap<Scalar>(g.data(), g.size()),
+            {VectorMap<Scalar>(state_[K].data() + shard.begin, shard.size)...}};
+  }
+
+  // Thread 0 after the step's last barrier: bookkeeping, then on_step_end (others wait if it exists).
+  void end_step(Index epoch, Index step, const StepTotals& totals, bool finite, double lr) {
+    report_.steps = step;
+    report_.samples += totals.samples;
+    last_lr_ = lr;
+    if (finite) {
+      report_.final_loss = totals.loss;
+      epoch_loss_ += totals.loss * static_cast<double>(totals.samples);
+      epoch_samples_ += totals.samples;
+    } else {
+      ++report_.skipped_steps;
+    }
+    if constexpr (step_hooks) {
+      guarded([&] {
+        Context ctx = context(epoch, step, totals.loss);
+        proceed_ = !call(detail::on_step_end, ctx);
+        report_.stopped_by_callback = report_.stopped_by_callback || !proceed_;
+      });
+      proceed_ = proceed_ && !failed_.load(std::memory_order_relaxed);
+    }
+  }
+
+  // Thread 0 at the end of an epoch (complete, or cut short by max_steps).
+  void end_epoch(Index epoch) {
+    const double loss = epoch_loss_ / static_cast<double>(std::max<Index>(epoch_samples_, 1));
+    report_.epoch_loss.push_back(loss);
+    report_.epochs = epoch + 1;
+    Context ctx = context(epoch, report_.steps, loss);
+    proceed_ = !call(detail::on_epoch_end, ctx);
+    report_.stopped_by_callback = report_.stopped_by_callback || !proceed_;
+    proceed_ = proceed_ && !failed_.load(std::memory_order_relaxed);
+  }
+
+  const DataParallelTrainer& t_;
+  const TrainerOptions& opt_;
+  const M& model_;
+  VectorRef<Scalar> theta_;
+  const D& data_;
+  std::tuple<Callbacks&...> callbacks_;
+
+  Index batches_per_epoch_ = 0, steps_per_epoch_ = 0, total_steps_ = 0;
+  std::vector<ThreadSlot> slots_;
+  std::vector<Scalar*> buffer_pointers_;
+  GradientBuffers<Scalar> buffers_;
+  std::array<AlignedBuffer<Scalar>, static_cast<std::size_t>(slots)> state_;
+  std::vector<Index> order_;
+
+  // Written by thread 0 only, before a barrier after which every thread reads it.
+  bool proceed_ = true;
+  FitReport report_;
+  double last_lr_ = 0, epoch_loss_ = 0;
+  Index epoch_samples_ = 0;
+
+  std::exception_ptr error_;
+  std::atomic<bool> failed_{false};
+};
+
+template <class W, class P, class A, class O, class S>
+template <class M, class D, class... Callbacks>
+FitReport DataParallelTrainer<W, P, A, O, S>::fit(const M& model, VectorRef<typename M::scalar_type> theta,
+                                                   const D& data, Callbacks&&... callbacks) {
+  static_assert(ModelTypes<M>,
+                "dptrain: the Model must define scalar_type (float or double), batch_type and workspace_type");
+  static_assert(HasParameterCount<M>, "dptrain: the Model must provide `Index num_parameters() const`");
+  static_assert(MakesWorkspace<M>, "dptrain: the Model must provide `workspace_type make_workspace(Index) const`");
+  static_assert(ComputesLossAndGradient<M>,
+                "dptrain: the Model must provide `scalar_type loss_and_gradient(ConstVectorRef<scalar_type>, const "
+                "batch_type&, VectorRef<scalar_type>, workspace_type&) const` and `scalar_type "
+                "loss(ConstVectorRef<scalar_type>, const batch_type&, workspace_type&) const`");
+  static_assert(ValidatesData<M>, "dptrain: the Model must provide `void validate(const batch_type&) const`");
+  static_assert(DatasetOf<D, typename M::batch_type>,
+                "dptrain: the data set must provide size(), validate(), rows(begin, count), make_buffer(rows) and "
+                "gather(rows, buffer) returning the model's batch_type");
+  static_assert(Worker<W, M>,
+                "dptrain: the Worker policy must provide `make(model, rank, max_rows)` returning a state with "
+                "zero(), accumulate(model, theta, batch), gradient(), loss() and samples()");
+  return Run<M, D, std::remove_reference_t<Callbacks>...>(*this, model, theta, data, callbacks...).run();
+}
+
+}  // namespace dptrain

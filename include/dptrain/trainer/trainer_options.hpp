@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+// TrainerOptions: the hyperparameters of the training loop itself.
+#pragma once
+
+#include <cstdint>
+
+#include "dptrain/core/omp.hpp"
+#include "dptrain/core/types.hpp"
+
+namespace dptrain {
+
+/// How the local gradients are combined into the minibatch gradient.
+enum class Weighting {
+  /// g = Σ_i G_i / |B|: each worker weighted by its sample count; exactly the full-batch
+  /// gradient whatever the split (the default).
+  by_samples,
+  /// g = (1/N') Σ_i G_i / |D_i| over the N' workers with samples: the textbook mean of the
+  /// workers' mean gradients; differs from by_samples when micro-batch sizes differ.
+  equal,
+};
+
+/// What fit() does when a step's loss or gradient is not finite.
+enum class NonFinitePolicy {
+  stop,  ///< throw dptrain::non_finite_error naming the step; θ keeps its last finite value
+  skip,  ///< leave θ unchanged for that step, count it in FitReport::skipped_steps, go on
+};
+
+/**
+ * @brief Options of DataParallelTrainer, set with designated initialisers.
+ *
+ * @code
+ * dptrain::TrainerOptions options{.threads = 4, .batch_size = 256, .epochs = 10, .seed = 7};
+ * @endcode
+ */
+struct TrainerOptions {
+  Index threads = default_threads();  ///< workers (OpenMP threads); default: OpenMP's default, all cores
+  Index batch_size = 32;              ///< global minibatch size |B|, split among the workers
+  Index epochs = 1;                   ///< passes over the data
+  Index max_steps = 0;                ///< stop after this many optimizer steps (0: no limit)
+  bool shuffle = true;                ///< visit samples in a fresh seeded permutation each epoch
+  std::uint64_t seed = 0;             ///< seed of the shuffle; same seed and threads → same θ, bit for bit
+  bool drop_last = false;             ///< skip the last minibatch of an epoch when it is partial
+  Index accumulation_steps = 1;       ///< minibatches whose gradients are summed before one update
+  Weighting weighting = Weighting::by_samples;
+  double clip_norm = 0;               ///< rescale g to this global L2 norm when larger (0: off)
+  NonFinitePolicy on_non_finite = NonFinitePolicy::stop;
+};
+
+}  // namespace dptrain

@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: MIT
+// Tests of Mlp: layout, a hand-computed network, a naive reference, backprop vs finite differences, init.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "dptrain/models/mlp.hpp"
+#include "dptrain/models/softmax_regression.hpp"
+#include "models/model_test_support.hpp"
+
+namespace {
+
+using dptrain::Index;
+using dptrain::Label;
+using dptrain::Mlp;
+using dptrain::RowMatrix;
+using dptrain::Vector;
+using dptrain::test::Tolerance;
+
+static_assert(dptrain::Model<Mlp<float>> && dptrain::Model<Mlp<double>>);
+
+// The forward pass by the definition, in double. Returns the summed loss; `closest_to_kink` gets
+// min |pre-activation| over all hidden units and rows.
+template <class Scalar>
+double reference_loss(const Mlp<Scalar>& model, const RowMatrix<Scalar>& x, const Vector<Label>& y,
+                      const Vector<Scalar>& theta, double& closest_to_kink) {
+  const std::vector<Index>& n = model.widths();
+  closest_to_kink = std::numeric_limits<double>::infinity();
+  double loss = 0;
+  for (Index i = 0; i < x.rows(); ++i) {
+    std::vector<double> a(static_cast<std::size_t>(n[0]));
+    for (Index f = 0; f < n[0]; ++f) a[static_cast<std::size_t>(f)] = static_cast<double>(x(i, f));
+    for (Index l = 0; l < model.layers(); ++l) {
+      const Index in = n[static_cast<std::size_t>(l)], out = n[static_cast<std::size_t>(l + 1)];
+      std::vector<double> z(static_cast<std::size_t>(out));
+      for (Index j = 0; j < out; ++j) {
+        double s = static_cast<double>(theta[model.bias_offset(l) + j]);
+        for (Index k = 0; k < in; ++k)
+          s += a[static_cast<std::size_t>(k)] * static_cast<double>(theta[model.weights_offset(l) + k * out + j]);
+        z[static_cast<std::size_t>(j)] = s;
+      }
+      if (l + 1 < model.layers())
+        for (double& v : z) {
+          closest_to_kink = std::min(closest_to_kink, std::abs(v));
+          v = std::max(v, 0.0);
+        }
+      a = z;
+    }
+    double sum = 0;
+    for (const double v : a) sum += std::exp(v);
+    loss += std::log(sum) - a[static_cast<std::size_t>(y[i])];
+  }
+  return loss;
+}
+
+double mean(const Eigen::Ref<const Vector<double>>& v) { return v.mean(); }
+double stddev(const Eigen::Ref<const Vector<double>>& v) {
+  return std::sqrt((v.array() - v.mean()).square().sum() / static_cast<double>(v.size() - 1));
+}
+
+}  // namespace
+
+TEST_CASE("Mlp: sizes and theta layout", "[models]") {
+  const Mlp<float> model({784, 256, 10});
+  CHECK(model.inputs() == 784);
+  CHECK(model.classes() == 10);
+  CHECK(model.layers() == 2);
+  CHECK(model.widths() == std::vector<Index>{784, 256, 10});
+  CHECK(model.num_parameters() == 785 * 256 + 257 * 10);
+  CHECK(model.weights_offset(0) == 0);
+  CHECK(model.bias_offset(0) == 784 * 256);
+  CHECK(model.weights_offset(1) == 785 * 256);
+  CHECK(model.bias_offset(1) == 785 * 256 + 256 * 10);
+}
+
+TEMPLATE_TEST_CASE("Mlp: loss and gradient of a hand-computed 2-2-2 network", "[models]", float, double) {
+  const Mlp<TestType> model({2, 2, 2});
+  // W₀ = [[1, −1], [0.5, 2]], b₀ = (0, −2), W₁ = [[2, −1], [3, 1]], b₁ = (0.5, 0).
+  const Vector<TestType> theta{{1, -1, 0.5, 2, 0, -2, 2, -1, 3, 1, 0.5, 0}};
+  const RowMatrix<TestType> x{{TestType(1), TestType(1)}};
+  const Vector<Label> y{{0}};
+  // z₁ = (1.5, −1) → a₁ = (1.5, 0); z₂ = (3.5, −1.5); ℓ = log(1 + e^{−5}).
+  // With s = σ(−5): δ₂ = (−s, s), δ₁ = (δ₂ W₁ᵀ) ⊙ (1, 0) = (−3s, 0).
+  const double s = 1 / (1 + std::exp(5.0));
+  const std::vector<double> expected{-3 * s, 0, -3 * s, 0, -3 * s, 0, -1.5 * s, 1.5 * s, 0, 0, -s, s};
+  TestType loss = 0;
+  const Vector<TestType> grad = dptrain::test::summed_gradient(model, theta, {x, y}, &loss);
+  const double tol = Tolerance<TestType>::relative;
+  CHECK(loss == Approx(std::log1p(std::exp(-5.0))).epsilon(tol));
+  for (Index i = 0; i < 12; ++i) {
+    INFO("coordinate " << i);
+    CHECK(grad[i] == Approx(expected[static_cast<std::size_t>(i)]).epsilon(tol).margin(1e-12));
+  }
+}
+
+TEMPLATE_TEST_CASE("Mlp: with one weight layer it is SoftmaxRegression", "[models]", float, double) {
+  const Mlp<TestType> mlp({6, 4});
+  const dptrain::SoftmaxRegression<TestType> softmax(6, 4);
+  REQUIRE(mlp.num_parameters() == softmax.num_parameters());
+  const RowMatrix<TestType> x = dptrain::test::random_features<TestType>(9, 6, 111);
+  const Vector<Label> y = dptrain::test::random_labels(9, 4, 112);
+  const Vector<TestType> theta = dptrain::test::random_vector<TestType>(28, 1.0, 113);
+  TestType mlp_loss = 0, softmax_loss = 0;
+  const Vector<TestType> mlp_grad = dptrain::test::summed_gradient(mlp, theta, {x, y}, &mlp_loss);
+  const Vector<TestType> softmax_grad = dptrain::test::summed_gradient(softmax, theta, {x, y}, &softmax_loss);
+  CHECK(mlp_loss == softmax_loss);
+  CHECK(mlp_grad == softmax_grad);
+}
+
+TEMPLATE_TEST_CASE("Mlp: the loss of a 3-layer network matches a naive reference", "[models]", float, double) {
+  const Mlp<TestType> model({4, 6, 5, 3});
+  const RowMatrix<TestType> x = dptrain::test::random_features<TestType>(10, 4, 121);
+  const Vector<Label> y = dptrain::test::random_labels(10, 3, 122);
+  const Vector<TestType> theta = dptrain::test::random_vector<TestType>(model.num_parameters(), 1.0, 123);
+  double closest = 0;
+  const double expected = reference_loss(model, x, y, theta, closest);
+  auto ws = model.make_workspace(10);
+  CHECK(model.loss(theta, {x, y}, ws) == Approx(expected).epsilon(10 * Tolerance<TestType>::relative));
+}
+
+TEMPLATE_TEST_CASE("Mlp: backpropagation through 2 hidden layers matches finite differences", "[models]", float,
+                   double) {
+  const Mlp<TestType> model({5, 7, 6, 3});
+  const RowMatrix<TestType> x = dptrain::test::random_features<TestType>(8, 5, 131);
+  const Vector<Label> y = dptrain::test::random_labels(8, 3, 132);
+  // Central differences are only valid where the loss is smooth: no hidden pre-activation may be
+  // within reach of a step of ReLU's kink (h·|input| ≤ 5e-3 · 3 for float, |θ| < 1). Take the
+  // first seed whose θ keeps every pre-activation 0.02 away from it: deterministic, like the data.
+  Vector<TestType> theta;
+  double closest = 0;
+  std::uint32_t seed = 133;
+  for (; seed < 233; ++seed) {
+    theta = dptrain::test::random_vector<TestType>(model.num_parameters(), 0.6, seed);
+    reference_loss(model, x, y, theta, closest);
+    if (closest > 0.02) break;
+  }
+  INFO("theta seed " << seed << ", closest pre-activation to the kink " << closest);
+  REQUIRE(closest > 0.02);
+  dptrain::test::require_gradient_check_passes(model, theta, {x, y});
+}
+
+TEMPLATE_TEST_CASE("Mlp: loss_and_gradient adds into grad and agrees with loss", "[models]", float, double) {
+  const Mlp<TestType> model({4, 5, 3});
+  const RowMatrix<TestType> x = dptrain::test::random_features<TestType>(6, 4, 141);
+  const Vector<Label> y = dptrain::test::random_labels(6, 3, 142);
+  dptrain::test::require_adds_into_gradient(model, model.init_parameters(143), {x, y});
+}
+
+TEMPLATE_TEST_CASE("Mlp: an empty batch is a no-op", "[models]", float, double) {
+  const Mlp<TestType> model({3, 4, 4, 2});
+  dptrain::test::require_empty_batch_is_noop(model, model.init_parameters(151));
+}
+
+TEMPLATE_TEST_CASE("Mlp: bad calls throw invalid_argument", "[models]", float, double) {
+  const Mlp<TestType> model({2, 3, 4});
+  const RowMatrix<TestType> x = dptrain::test::random_features<TestType>(3, 2, 161);
+  const Vector<Label> y{{0, 3, 1}};
+  dptrain::test::require_bad_calls_throw(model, model.init_parameters(), {x, y});
+}
+
+TEMPLATE_TEST_CASE("Mlp: validate names a wrong feature count and an out-of-range label", "[models]", float,
+                   double) {
+  const Mlp<TestType> model({3, 8, 5});
+  const RowMatrix<TestType> x = RowMatrix<TestType>::Zero(4, 3);
+  Vector<Label> y{{0, 4, 2, 1}};
+  CHECK_NOTHROW(model.validate({x, y}));
+
+  const RowMatrix<TestType> wide = RowMatrix<TestType>::Zero(4, 5);
+  CHECK_THROWS_AS(model.validate({wide, y}), dptrain::invalid_argument);
+  CHECK_THROWS_WITH(model.validate({wide, y}), "dptrain: Mlp expects 3 features per sample, the data have 5");
+
+  y[3] = 5;
+  CHECK_THROWS_AS(model.validate({x, y}), dptrain::invalid_argument);
+  CHECK_THROWS_WITH(model.validate({x, y}),
+                    "dptrain: Mlp: label 5 in row 3 is out of range, expected 0 <= label < 5");
+}
+
+TEST_CASE("Mlp: the constructor rejects fewer than 2 widths, a zero width and fewer than 2 classes", "[models]") {
+  CHECK_THROWS_AS(Mlp<float>({}), dptrain::invalid_argument);
+  CHECK_THROWS_WITH(Mlp<float>({784}), Catch::Contains("at least 2 widths") && Catch::Contains("got 1"));
+  CHECK_THROWS_AS(Mlp<double>({784, 0, 10}), dptrain::invalid_argument);
+  CHECK_THROWS_WITH(Mlp<double>({784, 0, 10}), Catch::Contains("width 1 is 0"));
+  CHECK_THROWS_WITH(Mlp<double>({0, 10}), Catch::Contains("width 0 is 0"));
+  CHECK_THROWS_WITH(Mlp<double>({784, -4, 10}), Catch::Contains("width 1 is -4"));
+  CHECK_THROWS_WITH(Mlp<double>({784, 16, 1}), Catch::Contains("at least 2, got 1"));
+  CHECK_NOTHROW(Mlp<double>({1, 1, 2}));
+}
+
+TEST_CASE("Mlp: init_parameters is deterministic for a seed and differs between seeds", "[models]") {
+  const Mlp<double> model({20, 16, 12, 4});
+  const Vector<double> a = model.init_parameters(7);
+  CHECK(a == model.init_parameters(7));
+  CHECK(a != model.init_parameters(8));
+  CHECK(a == model.init_parameters(7));
+  CHECK(Mlp<float>({20, 16, 12, 4}).init_parameters(7) == a.cast<float>());
+  CHECK(model.init_parameters() == model.init_parameters(0));
+  for (Index l = 0; l < model.layers(); ++l) {
+    const Index out = model.widths()[static_cast<std::size_t>(l + 1)];
+    CHECK(a.segment(model.bias_offset(l), out) == Vector<double>::Zero(out));
+  }
+}
+
+TEST_CASE("Mlp: init_parameters uses He normal before ReLU and Glorot uniform at the output", "[models]") {
+  const Mlp<double> model({400, 300, 200, 10});
+  const Vector<double> theta = model.init_parameters(2024);
+  for (Index l = 0; l < 2; ++l) {  // He normal: N(0, 2 / fan_in)
+    const Index in = model.widths()[static_cast<std::size_t>(l)];
+    const Index out = model.widths()[static_cast<std::size_t>(l + 1)];
+    const Eigen::Ref<const Vector<double>> w = theta.segment(model.weights_offset(l), in * out);
+    const double expected = std::sqrt(2.0 / static_cast<double>(in));
+    INFO("layer " << l);
+    CHECK(std::abs(mean(w)) < 5 * expected / std::sqrt(static_cast<double>(w.size())));
+    CHECK(stddev(w) == Approx(expected).epsilon(0.02));
+    CHECK(w.cwiseAbs().maxCoeff() > 3 * expected);  // a normal, not a bounded distribution
+  }
+  const double limit = std::sqrt(6.0 / (200.0 + 10.0));  // Glorot uniform: U(−limit, limit)
+  const Eigen::Ref<const Vector<double>> w = theta.segment(model.weights_offset(2), 200 * 10);
+  CHECK(w.cwiseAbs().maxCoeff() <= limit);
+  CHECK(w.cwiseAbs().maxCoeff() > 0.99 * limit);
+  CHECK(stddev(w) == Approx(limit / std::sqrt(3.0)).epsilon(0.1));
+  CHECK(std::abs(mean(w)) < 0.1 * limit);
+}

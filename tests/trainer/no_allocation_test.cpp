@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+// Steady state allocates nothing: operator new is replaced to count every allocation.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "dptrain/dptrain.hpp"
+#include "support/data.hpp"
+
+namespace {
+std::atomic<long> allocations{0};
+
+void* counted(std::size_t size, std::size_t align) {
+  allocations.fetch_add(1, std::memory_order_relaxed);
+  void* p = align > alignof(std::max_align_t) ? std::aligned_alloc(align, (size + align - 1) / align * align)
+                                              : std::malloc(size == 0 ? 1 : size);
+  if (p == nullptr) throw std::bad_alloc();
+  return p;
+}
+}  // namespace
+
+// The replacements cover the whole test executable; they only count and forward to malloc.
+void* operator new(std::size_t size) { return counted(size, 0); }
+void* operator new[](std::size_t size) { return counted(size, 0); }
+void* operator new(std::size_t size, std::align_val_t a) { return counted(size, static_cast<std::size_t>(a)); }
+void* operator new[](std::size_t size, std::align_val_t a) { return counted(size, static_cast<std::size_t>(a)); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
+  try {
+    return counted(size, 0);
+  } catch (...) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept { return operator new(size, tag); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+
+namespace {
+
+// Counts the allocations made between the end of step 10 and the end of step 100.
+struct AllocationWindow {
+  long at_10 = -1, at_100 = -1;
+  void on_step_end(dptrain::TrainContext<float>& ctx) {
+    if (ctx.step == 10) at_10 = allocations.load();
+    if (ctx.step == 100) at_100 = allocations.load();
+  }
+};
+
+template <class Aggregator, class Optimizer, class Model, class Data>
+void check_no_allocation(const Model& model, const Data& data, dptrain::Index threads, Optimizer optimizer) {
+  dptrain::Vector<float> theta = model.init_parameters(1);
+  AllocationWindow window;
+  dptrain::DataParallelTrainer<dptrain::GradientWorker, dptrain::EvenPartitioner, Aggregator, Optimizer> trainer(
+      {.threads = threads, .batch_size = 20, .epochs = 20, .max_steps = 120, .clip_norm = 1.0}, optimizer);
+  trainer.fit(model, theta, data, window);
+  REQUIRE(window.at_10 >= 0);
+  REQUIRE(window.at_100 >= 0);
+  CHECK(window.at_100 - window.at_10 == 0);
+}
+
+}  // namespace
+
+TEST_CASE("DataParallelTrainer: steps 10 to 100 make no heap allocation", "[trainer][allocation]") {
+  const dptrain::Index threads = GENERATE(1, 2, 3);
+  // 230 samples, batch 20: epochs end with a partial minibatch, and the shuffle runs every epoch.
+  const auto classes = test::cluster_data<float>(230, 6, 3, 2);
+  const auto regression = test::linear_data<float>(230, 6, 2);
+  check_no_allocation<dptrain::ReduceScatterAggregator>(dptrain::Mlp<float>({6, 16, 3}), classes, threads,
+                                                        dptrain::Adam{});
+  check_no_allocation<dptrain::RingAllReduceAggregator>(dptrain::SoftmaxRegression<float>(6, 3), classes, threads,
+                                                        dptrain::Momentum{});
+  check_no_allocation<dptrain::TreeAggregator>(dptrain::LogisticRegression<float>(6), test::cluster_data<float>(230, 6, 2, 3),
+                                               threads, dptrain::AdamW{});
+  check_no_allocation<dptrain::SerialAggregator>(dptrain::LinearRegression<float>(6), regression, threads,
+                                                 dptrain::RMSProp{});
+}
