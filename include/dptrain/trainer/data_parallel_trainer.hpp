@@ -296,7 +296,7 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     for (Index epoch = 0; step < total_steps_; ++epoch) {
       if (team.rank == 0) guarded([&] { begin_epoch(epoch); });
       team.barrier();
-      if (!proceed_) return;
+      if (!go_.after_epoch_begin) return;
       for (Index s = 0; s < steps_per_epoch_ && step < total_steps_; ++s) {
         ++step;
         const Clock::time_point t0 = Clock::now();
@@ -330,12 +330,12 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
         if (team.rank == 0) end_step(epoch, step, totals, finite, lr);
         if constexpr (step_hooks) {
           team.barrier();
-          if (!proceed_) return;
+          if (!go_.after_step) return;
         }
       }
       if (team.rank == 0) guarded([&] { end_epoch(epoch); });
       team.barrier();
-      if (!proceed_) return;
+      if (!go_.after_epoch_end) return;
     }
   }
 
@@ -349,8 +349,10 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     epoch_loss_ = 0;
     epoch_samples_ = 0;
     Context ctx = context(epoch, report_.steps, 0);
-    proceed_ = !call(detail::on_epoch_begin, ctx) && !failed_.load(std::memory_order_relaxed);
-    report_.stopped_by_callback = report_.stopped_by_callback || !proceed_;
+    go_.after_epoch_begin = false;  // stays false if the hook throws
+    const bool stop = call(detail::on_epoch_begin, ctx);
+    report_.stopped_by_callback = report_.stopped_by_callback || stop;
+    go_.after_epoch_begin = !stop && !failed_.load(std::memory_order_relaxed);
   }
 
   // Worker `team.rank`'s part of step s of the epoch: its micro-batch of each accumulated minibatch.
@@ -428,12 +430,13 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
       ++report_.skipped_steps;
     }
     if constexpr (step_hooks) {
+      go_.after_step = false;  // stays false if the hook throws
       guarded([&] {
         Context ctx = context(epoch, step, totals.loss);
-        proceed_ = !call(detail::on_step_end, ctx);
-        report_.stopped_by_callback = report_.stopped_by_callback || !proceed_;
+        const bool stop = call(detail::on_step_end, ctx);
+        report_.stopped_by_callback = report_.stopped_by_callback || stop;
+        go_.after_step = !stop;
       });
-      proceed_ = proceed_ && !failed_.load(std::memory_order_relaxed);
     }
   }
 
@@ -443,9 +446,10 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     report_.epoch_loss.push_back(loss);
     report_.epochs = epoch + 1;
     Context ctx = context(epoch, report_.steps, loss);
-    proceed_ = !call(detail::on_epoch_end, ctx);
-    report_.stopped_by_callback = report_.stopped_by_callback || !proceed_;
-    proceed_ = proceed_ && !failed_.load(std::memory_order_relaxed);
+    go_.after_epoch_end = false;  // stays false if the hook throws
+    const bool stop = call(detail::on_epoch_end, ctx);
+    report_.stopped_by_callback = report_.stopped_by_callback || stop;
+    go_.after_epoch_end = !stop && !failed_.load(std::memory_order_relaxed);
   }
 
   const DataParallelTrainer& t_;
@@ -462,8 +466,12 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
   std::array<AlignedBuffer<Scalar>, static_cast<std::size_t>(slots)> state_;
   std::vector<Index> order_;
 
-  // Written by thread 0 only, before a barrier after which every thread reads it.
-  bool proceed_ = true;
+  // Whether to go on after each point where thread 0 runs hooks while the others wait. Thread 0
+  // writes one before a barrier and every thread reads it after; one variable per point, because
+  // thread 0 may reach the next point's write before a slow thread has read this one.
+  struct {
+    bool after_epoch_begin = true, after_step = true, after_epoch_end = true;
+  } go_;
   FitReport report_;
   double last_lr_ = 0, epoch_loss_ = 0;
   Index epoch_samples_ = 0;
