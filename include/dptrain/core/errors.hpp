@@ -22,6 +22,22 @@ class error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// Input that cannot be read: the message names the file, the line or byte offset, and what was
+/// expected there.
+class parse_error : public error {
+ public:
+  /// @param file     the file's path
+  /// @param location where in the file, e.g. "line 17" or "byte 16"
+  /// @param problem  what was expected and what was found
+  parse_error(const std::string& file, const std::string& location, const std::string& problem)
+      : error("dptrain: " + file + ", " + location + ": " + problem), file_(file), location_(location) {}
+  [[nodiscard]] const std::string& file() const noexcept { return file_; }
+  [[nodiscard]] const std::string& location() const noexcept { return location_; }
+
+ private:
+  std::string file_, location_;
+};
+
 /// Training produced a non-finite loss or gradient; θ holds its last finite value.
 class non_finite_error : public error {
  public:
