@@ -13,6 +13,12 @@
 #include "dptrain/core/update_slice.hpp"
 
 #include "dptrain/data/dense_dataset.hpp"
+#include "dptrain/data/min_max_scaler.hpp"
+#include "dptrain/data/standardizer.hpp"
+#include "dptrain/data/train_validation_split.hpp"
+
+#include "dptrain/io/csv_reader.hpp"
+#include "dptrain/io/idx_reader.hpp"
 
 #include "dptrain/models/gradient_check.hpp"
 #include "dptrain/models/linear_regression.hpp"

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: MIT
+// Fashion-MNIST for the examples: Debian's dataset-fashion-mnist package, or generated data of
+// the same shape when the package is not installed.
+#pragma once
+
+#include <dptrain/dptrain.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+#include <string>
+
+namespace examples {
+
+/// Where Debian's `dataset-fashion-mnist` package puts the four IDX files.
+inline const std::string fashion_mnist_dir = "/usr/share/datasets/fashion-mnist";
+
+struct FashionMnist {
+  dptrain::DenseDataset<float, dptrain::Label> train, test;
+  bool generated = false;
+};
+
+/// 10 classes of 28×28 "images": each class a random smooth prototype, each sample the prototype
+/// plus pixel noise, clipped to [0, 1]. Learnable but not trivially separable.
+inline dptrain::DenseDataset<float, dptrain::Label> generated_fashion(dptrain::Index n, std::uint64_t seed) {
+  constexpr dptrain::Index pixels = 784, classes = 10;
+  std::mt19937_64 rng(1234);  // the same prototypes for the training and test sets
+  std::uniform_real_distribution<float> uniform(0.0f, 1.0f);
+  dptrain::RowMatrix<float> prototypes(classes, pixels);
+  for (dptrain::Index c = 0; c < classes; ++c)
+    for (dptrain::Index p = 0; p < pixels; ++p) prototypes(c, p) = uniform(rng) < 0.5f ? 0.2f : 0.6f;
+  rng.seed(seed);
+  std::normal_distribution<float> noise(0.0f, 0.35f);
+  dptrain::DenseDataset<float, dptrain::Label> data{dptrain::RowMatrix<float>(n, pixels), dptrain::Vector<dptrain::Label>(n)};
+  for (dptrain::Index i = 0; i < n; ++i) {
+    const auto c = static_cast<dptrain::Label>(rng() % classes);
+    data.targets[i] = c;
+    for (dptrain::Index p = 0; p < pixels; ++p)
+      data.features(i, p) = std::clamp(prototypes(c, p) + noise(rng), 0.0f, 1.0f);
+  }
+  return data;
+}
+
+/// Loads Fashion-MNIST, or generates 60 000 + 10 000 samples of the same shape and says so.
+inline FashionMnist load_fashion_mnist() {
+  const std::string dir = fashion_mnist_dir + "/";
+  if (std::filesystem::exists(dir + "train-images-idx3-ubyte.gz")) {
+    return {dptrain::read_idx<float>(dir + "train-images-idx3-ubyte.gz", dir + "train-labels-idx1-ubyte.gz"),
+            dptrain::read_idx<float>(dir + "t10k-images-idx3-ubyte.gz", dir + "t10k-labels-idx1-ubyte.gz"), false};
+  }
+  std::printf("Fashion-MNIST not found in %s (apt-get install dataset-fashion-mnist):\n"
+              "using GENERATED data of the same shape (60000 + 10000 samples, 784 features, 10 classes)\n",
+              fashion_mnist_dir.c_str());
+  return {generated_fashion(60000, 1), generated_fashion(10000, 2), true};
+}
+
+}  // namespace examples

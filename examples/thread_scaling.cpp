@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+// thread_scaling: the same training at 1, 2, … all threads; seconds per epoch, speedup, parallel
+// efficiency and where the time goes (compute / wait / aggregate / update), per aggregator.
+#include <dptrain/dptrain.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "common/fashion_mnist_data.hpp"
+
+namespace {
+
+struct Options {
+  std::string model = "mlp";
+  std::string aggregator = "reduce-scatter";
+  dptrain::Index max_threads = dptrain::default_threads();
+  dptrain::Index batch = 256;
+  dptrain::Index epochs = 1;
+  dptrain::Index samples = 60000;
+};
+
+std::vector<dptrain::Index> thread_counts(dptrain::Index max) {
+  std::vector<dptrain::Index> counts;
+  for (dptrain::Index t = 1; t <= max; t = t < 8 ? t + 1 : t * 2) counts.push_back(t);
+  if (counts.back() != max) counts.push_back(max);
+  return counts;
+}
+
+template <class Aggregator, class Model>
+void scale(const std::string& name, const Model& model, const dptrain::DenseDataset<float, dptrain::Label>& data,
+           const Options& o) {
+  std::printf("\n%s, %s, batch %ld, %ld samples, %ld epoch(s)\n", o.model.c_str(), name.c_str(), long(o.batch),
+              long(data.size()), long(o.epochs));
+  std::printf("threads  s/epoch  samples/s  speedup  efficiency   compute    wait  aggregate  update\n");
+  double base = 0;
+  for (dptrain::Index threads : thread_counts(o.max_threads)) {
+    dptrain::Vector<float> theta = model.init_parameters(1);
+    dptrain::DataParallelTrainer<dptrain::GradientWorker, dptrain::EvenPartitioner, Aggregator, dptrain::Momentum>
+        trainer({.threads = threads, .batch_size = o.batch, .epochs = o.epochs, .seed = 1},
+                dptrain::Momentum{.lr = 0.05});
+    const dptrain::FitReport report = trainer.fit(model, theta, data);
+    const double per_epoch = report.seconds / static_cast<double>(report.epochs);
+    if (threads == 1) base = per_epoch;
+    dptrain::WorkerTimes mean;
+    for (const dptrain::WorkerTimes& w : report.workers) {
+      mean.compute += w.compute / static_cast<double>(threads);
+      mean.wait += w.wait / static_cast<double>(threads);
+      mean.aggregate += w.aggregate / static_cast<double>(threads);
+      mean.update += w.update / static_cast<double>(threads);
+    }
+    const double total = mean.compute + mean.wait + mean.aggregate + mean.update;
+    std::printf("%7ld  %7.3f  %9.0f  %7.2f  %9.0f%%  %7.1f%%  %5.1f%%  %8.1f%%  %5.1f%%\n", long(threads), per_epoch,
+                report.samples_per_second(), base / per_epoch, 100.0 * base / per_epoch / static_cast<double>(threads),
+                100 * mean.compute / total, 100 * mean.wait / total, 100 * mean.aggregate / total,
+                100 * mean.update / total);
+  }
+}
+
+template <class Model>
+void scale_all(const Model& model, const dptrain::DenseDataset<float, dptrain::Label>& data, const Options& o) {
+  const bool all = o.aggregator == "all";
+  if (all || o.aggregator == "reduce-scatter") scale<dptrain::ReduceScatterAggregator>("reduce-scatter", model, data, o);
+  if (all || o.aggregator == "ring") scale<dptrain::RingAllReduceAggregator>("ring", model, data, o);
+  if (all || o.aggregator == "tree") scale<dptrain::TreeAggregator>("tree", model, data, o);
+  if (all || o.aggregator == "serial") scale<dptrain::SerialAggregator>("serial", model, data, o);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app("Thread scaling of one training run on Fashion-MNIST (or generated data of its shape)");
+  app.add_option("--model", o.model, "softmax or mlp (784-256-10)")->check(CLI::IsMember({"softmax", "mlp"}));
+  app.add_option("--aggregator", o.aggregator, "reduce-scatter, ring, tree, serial or all")
+      ->check(CLI::IsMember({"reduce-scatter", "ring", "tree", "serial", "all"}));
+  app.add_option("--max-threads", o.max_threads, "largest thread count (default: all cores)")->check(CLI::PositiveNumber);
+  app.add_option("--batch", o.batch, "global minibatch size")->check(CLI::PositiveNumber);
+  app.add_option("--epochs", o.epochs, "epochs per measurement")->check(CLI::PositiveNumber);
+  app.add_option("--samples", o.samples, "training samples used (at most 60000)")->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+
+  examples::FashionMnist fashion = examples::load_fashion_mnist();
+  auto& data = fashion.train;
+  if (o.samples < data.size()) {
+    data.features.conservativeResize(o.samples, Eigen::NoChange);
+    data.targets.conservativeResize(o.samples);
+  }
+  if (o.model == "softmax")
+    scale_all(dptrain::SoftmaxRegression<float>(784, 10), data, o);
+  else
+    scale_all(dptrain::Mlp<float>({784, 256, 10}), data, o);
+}

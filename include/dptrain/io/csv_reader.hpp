@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+// read_csv and CsvOptions: a numeric CSV file into a DenseDataset, one column chosen as the target.
+#pragma once
+
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <type_traits>
+#include <vector>
+
+#include "dptrain/core/errors.hpp"
+#include "dptrain/core/types.hpp"
+#include "dptrain/data/dense_dataset.hpp"
+
+namespace dptrain {
+
+/**
+ * @brief Options of read_csv(): the header, the target (label) column and the delimiter.
+ *
+ * The label column is chosen by `label_column` (a header name) or else by `label_index`
+ * (0-based; −1, the default, is the last column). Every other column is a feature, in file order.
+ *
+ * @code
+ * dptrain::CsvOptions options{.label_column = "species"};
+ * dptrain::CsvOptions no_header{.header = false, .label_index = 0, .delimiter = ';'};
+ * @endcode
+ */
+struct CsvOptions {
+  bool header = true;          ///< the first non-blank line names the columns
+  std::string label_column{};  ///< the label column's name in the header; empty: use label_index
+  Index label_index = -1;      ///< 0-based label column when label_column is empty; −1: the last column
+  char delimiter = ',';        ///< field separator
+};
+
+namespace detail::csv {
+
+[[nodiscard]] inline std::string_view trim(std::string_view s) noexcept {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  return s;
+}
+
+// Trims surrounding blanks and one pair of surrounding double quotes (as pandas and R write
+// header names); quoted fields cannot contain the delimiter.
+[[nodiscard]] inline std::string_view clean(std::string_view s) noexcept {
+  s = trim(s);
+  if (s.size() >= 2 && s.front() == '"' && s.back() == '"') s = trim(s.substr(1, s.size() - 2));
+  return s;
+}
+
+inline void split(std::string_view line, char delimiter, std::vector<std::string_view>& fields) {
+  fields.clear();
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t end = line.find(delimiter, start);
+    if (end == std::string_view::npos) {
+      fields.push_back(clean(line.substr(start)));
+      return;
+    }
+    fields.push_back(clean(line.substr(start, end - start)));
+    start = end + 1;
+  }
+}
+
+// The field as it appears in an error message: quoted, long ones shortened.
+[[nodiscard]] inline std::string quote(std::string_view field) {
+  constexpr std::size_t longest = 40;
+  if (field.size() > longest) return "\"" + std::string(field.substr(0, longest)) + "...\"";
+  return "\"" + std::string(field) + "\"";
+}
+
+[[nodiscard]] inline std::string read_file(const std::string& path) {
+  errno = 0;
+  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!file) throw parse_error(path, "line 1", "cannot open the file: " + std::generic_category().message(errno));
+  std::string text;
+  char block[1 << 16];
+  for (;;) {
+    const std::size_t got = std::fread(block, 1, sizeof block, file.get());
+    text.append(block, got);
+    if (got < sizeof block) break;
+  }
+  if (std::ferror(file.get()))
+    throw parse_error(path, "line 1", "cannot read the file: " + std::generic_category().message(errno));
+  return text;
+}
+
+// Parses a whole field as a finite floating-point number; on failure returns what was expected.
+template <class T>
+[[nodiscard]] std::string parse_real(std::string_view field, T& value) {
+  std::string_view digits = field;
+  if (digits.size() > 1 && digits.front() == '+' && digits[1] != '-') digits.remove_prefix(1);
+  const char* const end = digits.data() + digits.size();
+  auto [ptr, ec] = std::from_chars(digits.data(), end, value, std::chars_format::general);
+  if (ec == std::errc::result_out_of_range && ptr == end) {
+    // Too small or too large for T: a value within double's range is rounded (to 0 or ±inf).
+    double wide = 0;
+    const auto [wide_ptr, wide_ec] = std::from_chars(digits.data(), end, wide, std::chars_format::general);
+    if (wide_ec == std::errc() && wide_ptr == end) {
+      value = static_cast<T>(wide);
+      ec = std::errc();
+    }
+  }
+  if (ptr != end || ec == std::errc::invalid_argument) return "expected a number, found " + quote(field);
+  if (ec != std::errc() || !std::isfinite(value))
+    return "expected a finite number, found " + quote(field) + " (out of range or not finite)";
+  return {};
+}
+
+// Parses a whole field as an integer that fits T.
+template <class T>
+[[nodiscard]] std::string parse_integer(std::string_view field, T& value) {
+  std::string_view digits = field;
+  if (digits.size() > 1 && digits.front() == '+' && digits[1] != '-') digits.remove_prefix(1);
+  long long wide = 0;
+  const char* const end = digits.data() + digits.size();
+  const auto [ptr, ec] = std::from_chars(digits.data(), end, wide);
+  if (ptr != end || ec == std::errc::invalid_argument) return "expected an integer label, found " + quote(field);
+  if (ec != std::errc() || wide < static_cast<long long>(std::numeric_limits<T>::min()) ||
+      wide > static_cast<long long>(std::numeric_limits<T>::max()))
+    return "expected an integer label, found " + quote(field) + " (out of range)";
+  value = static_cast<T>(wide);
+  return {};
+}
+
+}  // namespace detail::csv
+
+/**
+ * @brief Reads a CSV file of numbers into a data set: one sample per line, one column as the
+ * target, every other column a feature (in file order).
+ *
+ * Fields are separated by `options.delimiter`; surrounding spaces and tabs and one pair of
+ * surrounding double quotes are stripped (a quoted field cannot contain the delimiter). Blank
+ * lines are skipped; `\r\n` line ends are accepted. Features (and a floating-point target) are
+ * parsed with std::from_chars: decimal or scientific notation, an optional sign; `inf` and `nan`
+ * are rejected. An integral `Target` (e.g. `Label`) requires integer text such as `3` (not `3.0`).
+ * Lines and columns in messages count from 1.
+ *
+ * @tparam Scalar float or double: the feature type.
+ * @tparam Target the target type: `Scalar` (regression, the default) or an integer type such as
+ *         `dptrain::Label` (classification).
+ * @param path    the file's path.
+ * @param options header, label column (by name or index) and delimiter.
+ * @return the features (rows × (columns − 1)) and the targets.
+ * @throws dptrain::invalid_argument when `label_column` is set with `header = false`, when both
+ *         `label_column` and a `label_index` other than −1 are set, or `label_index` < −1.
+ * @throws dptrain::parse_error naming the file and "line N" or "line N, column M" when the file
+ *         cannot be opened or read, is empty (no header or no data rows), has fewer than 2
+ *         columns, names no column `label_column` (or names it twice), has fewer columns than
+ *         `label_index` + 1, has a row with a different number of fields than the first line
+ *         (ragged), or a field that is not a (finite) number, or not an integer for an integral
+ *         `Target`.
+ *
+ * @code
+ * // sepal_length,sepal_width,petal_length,petal_width,species
+ * // 5.1,3.5,1.4,0.2,0
+ * dptrain::DenseDataset<double, dptrain::Label> iris =
+ *     dptrain::read_csv<double, dptrain::Label>("iris.csv", {.label_column = "species"});
+ * @endcode
+ */
+template <class Scalar, class Target = Scalar>
+[[nodiscard]] DenseDataset<Scalar, Target> read_csv(const std::string& path, const CsvOptions& options = {}) {
+  static_assert(std::is_floating_point_v<Scalar>, "dptrain: read_csv needs a floating-point Scalar");
+  static_assert(std::is_floating_point_v<Target> || (std::is_integral_v<Target> && !std::is_same_v<Target, bool>),
+                "dptrain: read_csv needs a floating-point or integer Target");
+  if (!options.label_column.empty() && !options.header)
+    throw invalid_argument("dptrain: CsvOptions::label_column needs header = true");
+  if (!options.label_column.empty() && options.label_index != -1)
+    throw invalid_argument("dptrain: set CsvOptions::label_column or label_index, not both");
+  if (options.label_index < -1)
+    throw invalid_argument("dptrain: CsvOptions::label_index must be -1 (the last column) or a column index, not " +
+                           std::to_string(options.label_index));
+
+  const std::string text = detail::csv::read_file(path);
+  const std::string_view all(text);
+  std::vector<std::string_view> fields;
+  std::vector<Scalar> features;
+  std::vector<Target> targets;
+  Index columns = -1, label = -1, line_number = 0;
+  const auto location = [&](std::size_t column) {
+    return "line " + std::to_string(line_number) + ", column " + std::to_string(column + 1);
+  };
+
+  bool header_pending = options.header;
+  std::size_t pos = 0;
+  while (pos < all.size()) {
+    std::size_t end = all.find('\n', pos);
+    if (end == std::string_view::npos) end = all.size();
+    const std::string_view line = all.substr(pos, end - pos);
+    pos = end + 1;
+    ++line_number;
+    if (detail::csv::trim(line).empty()) continue;
+    detail::csv::split(line, options.delimiter, fields);
+    const auto found = static_cast<Index>(fields.size());
+
+    if (columns < 0) {  // the first non-blank line fixes the number of columns and the label
+      columns = found;
+      if (columns < 2)
+        throw parse_error(path, "line " + std::to_string(line_number),
+                          "expected at least 2 fields (features and a label), found 1");
+      if (!options.label_column.empty()) {
+        for (Index c = 0; c < columns; ++c) {
+          if (fields[static_cast<std::size_t>(c)] != options.label_column) continue;
+          if (label >= 0)
+            throw parse_error(path, location(static_cast<std::size_t>(c)),
+                              "the label column name " + detail::csv::quote(options.label_column) +
+                                  " appears twice in the header");
+          label = c;
+        }
+        if (label < 0) {
+          std::string names;
+          for (const std::string_view name : fields) names += (names.empty() ? "" : ", ") + detail::csv::quote(name);
+          throw parse_error(path, "line " + std::to_string(line_number),
+                            "expected a column named " + detail::csv::quote(options.label_column) +
+                                " in the header, found " + names);
+        }
+      } else if (options.label_index == -1) {
+        label = columns - 1;
+      } else if (options.label_index >= columns) {
+        throw parse_error(path, "line " + std::to_string(line_number),
+                          "expected at least " + std::to_string(options.label_index + 1) +
+                              " columns for label_index " + std::to_string(options.label_index) + ", found " +
+                              std::to_string(columns));
+      } else {
+        label = options.label_index;
+      }
+    } else if (found != columns) {
+      throw parse_error(path, "line " + std::to_string(line_number),
+                        "expected " + std::to_string(columns) + " fields, found " + std::to_string(found));
+    }
+    if (header_pending) {
+      header_pending = false;
+      continue;
+    }
+
+    for (Index c = 0; c < columns; ++c) {
+      const std::string_view field = fields[static_cast<std::size_t>(c)];
+      std::string problem;
+      if (c == label) {
+        Target value{};
+        if constexpr (std::is_integral_v<Target>)
+          problem = detail::csv::parse_integer(field, value);
+        else
+          problem = detail::csv::parse_real(field, value);
+        targets.push_back(value);
+      } else {
+        Scalar value{};
+        problem = detail::csv::parse_real(field, value);
+        features.push_back(value);
+      }
+      if (!problem.empty()) throw parse_error(path, location(static_cast<std::size_t>(c)), problem);
+    }
+  }
+
+  if (columns < 0)
+    throw parse_error(path, "line 1",
+                      options.header ? "empty file: expected a header line and data rows" : "empty file: expected data rows");
+  if (targets.empty())
+    throw parse_error(path, "line " + std::to_string(line_number + 1), "expected data rows after the header, found none");
+
+  const auto rows = static_cast<Index>(targets.size());
+  DenseDataset<Scalar, Target> data{Eigen::Map<const RowMatrix<Scalar>>(features.data(), rows, columns - 1),
+                                    Eigen::Map<const Vector<Target>>(targets.data(), rows)};
+  return data;
+}
+
+}  // namespace dptrain
