@@ -78,6 +78,25 @@ template <class M>
 concept Model = ModelTypes<M> && HasParameterCount<M> && MakesWorkspace<M> && ComputesLossAndGradient<M> &&
                 ValidatesData<M>;
 
+/**
+ * @brief A model that can predict: `m.predict(θ, batch, out, ws)` writes one prediction per row
+ * of the batch into `out` (the predicted class, or the predicted value for regression).
+ *
+ * @par Requirements
+ * - `target_type`: the type of a prediction (`Label` for classifiers, `scalar_type` for regression);
+ * - `void predict(ConstVectorRef θ, const batch_type&, Eigen::Ref<Vector<target_type>> out,
+ *   workspace_type&) const`, allocation-free, for batches of up to the workspace's max_rows rows.
+ *
+ * @code
+ * static_assert(dptrain::Predictor<dptrain::SoftmaxRegression<float>>);
+ * @endcode
+ */
+template <class M>
+concept Predictor = Model<M> && requires(const M& m, ConstVectorRef<typename M::scalar_type> theta,
+                                         const typename M::batch_type& batch,
+                                         Eigen::Ref<Vector<typename M::target_type>> out,
+                                         typename M::workspace_type& ws) { m.predict(theta, batch, out, ws); };
+
 // ---------------------------------------------------------------------------------------------
 // Data
 // ---------------------------------------------------------------------------------------------

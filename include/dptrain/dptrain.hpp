@@ -13,18 +13,22 @@
 #include "dptrain/core/update_slice.hpp"
 
 #include "dptrain/data/dense_dataset.hpp"
+#include "dptrain/data/sparse_dataset.hpp"
 #include "dptrain/data/min_max_scaler.hpp"
 #include "dptrain/data/standardizer.hpp"
 #include "dptrain/data/train_validation_split.hpp"
 
 #include "dptrain/io/csv_reader.hpp"
 #include "dptrain/io/idx_reader.hpp"
+#include "dptrain/io/libsvm_reader.hpp"
 
 #include "dptrain/models/gradient_check.hpp"
 #include "dptrain/models/linear_regression.hpp"
 #include "dptrain/models/logistic_regression.hpp"
 #include "dptrain/models/mlp.hpp"
 #include "dptrain/models/softmax_regression.hpp"
+#include "dptrain/models/sparse_logistic_regression.hpp"
+#include "dptrain/models/sparse_softmax_regression.hpp"
 
 #include "dptrain/partitioners/even_partitioner.hpp"
 #include "dptrain/partitioners/weighted_partitioner.hpp"
@@ -47,6 +51,17 @@
 #include "dptrain/optimizers/warmup_schedule.hpp"
 
 #include "dptrain/workers/gradient_worker.hpp"
+#include "dptrain/workers/straggler_worker.hpp"
+
+#include "dptrain/evaluation/accuracy.hpp"
+#include "dptrain/evaluation/confusion_matrix.hpp"
+#include "dptrain/evaluation/mean_loss.hpp"
+
+#include "dptrain/callbacks/early_stopping.hpp"
+#include "dptrain/callbacks/evaluate.hpp"
+#include "dptrain/callbacks/metrics_log.hpp"
+#include "dptrain/callbacks/progress_bar.hpp"
+#include "dptrain/callbacks/time_limit.hpp"
 
 #include "dptrain/trainer/data_parallel_trainer.hpp"
 #include "dptrain/trainer/trainer_options.hpp"

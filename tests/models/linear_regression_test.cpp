@@ -114,3 +114,18 @@ TEST_CASE("LinearRegression: the constructor rejects fewer than one input", "[mo
   CHECK_THROWS_AS(LinearRegression<double>(0), dptrain::invalid_argument);
   CHECK_THROWS_WITH(LinearRegression<float>(-3), Catch::Contains("-3"));
 }
+
+TEMPLATE_TEST_CASE("LinearRegression: predict writes w dot x plus b for each row", "[models]", float, double) {
+  const LinearRegression<TestType> model(2);
+  const TinyProblem<TestType> p;
+  const Vector<TestType> theta{{TestType(0.5), TestType(-1), TestType(0.25)}};
+  auto ws = model.make_workspace(2);
+  Vector<TestType> out(2);
+  model.predict(theta, p.batch(), out, ws);
+  CHECK(out == Vector<TestType>{{TestType(-1.25), TestType(2.75)}});  // 0.5 − 2 + 0.25, 1.5 + 1 + 0.25
+  Vector<TestType> wrong(3);
+  CHECK_THROWS_WITH(model.predict(theta, p.batch(), wrong, ws), Catch::Contains("the output has 3 entries"));
+  auto small = model.make_workspace(1);
+  CHECK_THROWS_WITH(model.predict(theta, p.batch(), out, small), Catch::Contains("the batch has 2 rows"));
+  static_assert(dptrain::Predictor<LinearRegression<TestType>>);
+}

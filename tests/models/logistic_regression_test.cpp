@@ -139,3 +139,19 @@ TEST_CASE("LogisticRegression: the constructor rejects fewer than one input", "[
   CHECK_THROWS_AS(LogisticRegression<float>(0), dptrain::invalid_argument);
   CHECK_THROWS_WITH(LogisticRegression<double>(0), Catch::Contains("at least one input"));
 }
+
+TEMPLATE_TEST_CASE("LogisticRegression: predict is 1 exactly where the score is positive", "[models]", float, double) {
+  const LogisticRegression<TestType> model(2);
+  const TinyProblem<TestType> p;
+  auto ws = model.make_workspace(3);
+  Vector<Label> out(3);
+  // z = (0.125, 1.875, −0.125)
+  model.predict(Vector<TestType>{{TestType(0.5), TestType(-0.25), TestType(0.125)}}, p.batch(), out, ws);
+  CHECK(out == Vector<Label>{{1, 1, 0}});
+  model.predict(model.init_parameters(), p.batch(), out, ws);  // z = 0: σ = ½, not above
+  CHECK(out == Vector<Label>{{0, 0, 0}});
+  Vector<Label> wrong(2);
+  CHECK_THROWS_WITH(model.predict(model.init_parameters(), p.batch(), wrong, ws),
+                    Catch::Contains("the output has 2 entries"));
+  static_assert(dptrain::Predictor<LogisticRegression<TestType>>);
+}

@@ -224,3 +224,30 @@ TEST_CASE("Mlp: init_parameters uses He normal before ReLU and Glorot uniform at
   CHECK(stddev(w) == Approx(limit / std::sqrt(3.0)).epsilon(0.1));
   CHECK(std::abs(mean(w)) < 0.1 * limit);
 }
+
+TEMPLATE_TEST_CASE("Mlp: predict is the argmax of the output scores", "[models]", float, double) {
+  const Mlp<TestType> model({2, 2, 2});
+  // W₀ = W₁ = I, b₀ = b₁ = 0: the scores are ReLU(x).
+  const Vector<TestType> theta{{1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0}};
+  const RowMatrix<TestType> x{{TestType(1), TestType(2)}, {TestType(3), TestType(-1)}, {TestType(-1), TestType(-2)},
+                              {TestType(-1), TestType(0.5)}};
+  const Vector<Label> y{{0, 0, 0, 0}};
+  auto ws = model.make_workspace(4);
+  Vector<Label> out(4);
+  model.predict(theta, {x, y}, out, ws);
+  CHECK(out == Vector<Label>{{1, 0, 0, 1}});
+
+  // With one weight layer the predictions are SoftmaxRegression's.
+  const Mlp<TestType> flat({5, 4});
+  const dptrain::SoftmaxRegression<TestType> softmax(5, 4);
+  const RowMatrix<TestType> xs = dptrain::test::random_features<TestType>(40, 5, 3);
+  const Vector<Label> ys = dptrain::test::random_labels(40, 4, 4);
+  const Vector<TestType> t = dptrain::test::random_vector<TestType>(24, 1.0, 5);
+  auto ws_flat = flat.make_workspace(40);
+  auto ws_softmax = softmax.make_workspace(40);
+  Vector<Label> a(40), b(40);
+  flat.predict(t, {xs, ys}, a, ws_flat);
+  softmax.predict(t, {xs, ys}, b, ws_softmax);
+  CHECK(a == b);
+  static_assert(dptrain::Predictor<Mlp<TestType>>);
+}

@@ -162,3 +162,22 @@ TEST_CASE("SoftmaxRegression: the constructor rejects no inputs and fewer than 2
   CHECK_THROWS_WITH(SoftmaxRegression<double>(3, 1), Catch::Contains("at least 2 classes, got 1"));
   CHECK_NOTHROW(SoftmaxRegression<double>(1, 2));
 }
+
+TEMPLATE_TEST_CASE("SoftmaxRegression: predict is the argmax of the scores, the first on ties", "[models]", float,
+                   double) {
+  const SoftmaxRegression<TestType> model(2, 3);
+  const RowMatrix<TestType> x{{TestType(1), TestType(2)}, {TestType(3), TestType(-1)}, {TestType(0), TestType(1)},
+                              {TestType(0), TestType(0)}};
+  const Vector<Label> y{{0, 0, 0, 0}};  // not read
+  // W = [[1, 0, 0], [0, 1, 0]], b = (0, 0, 0.5): z = (x₀, x₁, 0.5)
+  const Vector<TestType> theta{{1, 0, 0, 0, 1, 0, 0, 0, TestType(0.5)}};
+  auto ws = model.make_workspace(4);
+  Vector<Label> out(4);
+  model.predict(theta, {x, y}, out, ws);
+  CHECK(out == Vector<Label>{{1, 0, 1, 2}});
+  model.predict(model.init_parameters(), {x, y}, out, ws);
+  CHECK(out == Vector<Label>::Zero(4));
+  Vector<Label> empty(0);
+  model.predict(theta, {x.topRows(0), y.head(0)}, empty, ws);
+  static_assert(dptrain::Predictor<SoftmaxRegression<TestType>>);
+}

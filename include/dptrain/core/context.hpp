@@ -22,6 +22,10 @@ struct TrainContext {
   Index step = 0;            ///< optimizer steps taken so far
   double loss = 0;           ///< on_step_end: the step's mean loss; on_epoch_end/on_fit_end: the epoch's
   double lr = 0;             ///< learning rate of the last step
+  // The plan of this fit(), fixed before on_fit_begin (for progress bars and ETAs):
+  Index steps_per_epoch = 0;  ///< optimizer steps in a full epoch
+  Index total_steps = 0;      ///< steps fit() will take unless a hook stops it (epochs and max_steps)
+  Index total_epochs = 0;     ///< epochs fit() will start unless a hook stops it (the last may be partial)
 };
 
 }  // namespace dptrain

@@ -99,6 +99,24 @@ inline void check_call(const char* model, Index parameters, Index theta_size, In
                            " (make_workspace(max_rows))");
 }
 
+/// Throws unless predict()'s output has one entry per row of the batch.
+inline void check_prediction_size(const char* model, Index rows, Index out) {
+  if (rows != out)
+    throw invalid_argument(std::string("dptrain: ") + model + "::predict: the batch has " + std::to_string(rows) +
+                           " rows but the output has " + std::to_string(out) + " entries");
+}
+
+/// out[i] = the column of the largest score in row i (the first one on ties).
+template <class Scalar>
+void argmax_rows(const Eigen::Map<RowMatrix<Scalar>>& scores, Eigen::Ref<Vector<Label>> out) {
+  for (Index i = 0; i < scores.rows(); ++i) {
+    Index best = 0;
+    for (Index c = 1; c < scores.cols(); ++c)
+      if (scores(i, c) > scores(i, best)) best = c;
+    out[i] = static_cast<Label>(best);
+  }
+}
+
 /**
  * @brief Softmax cross-entropy of each row of `scores` against its label, summed.
  *

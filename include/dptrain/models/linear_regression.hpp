@@ -98,6 +98,22 @@ class LinearRegression {
   }
 
   /**
+   * @brief Writes the predicted value ŷᵢ = wᵀxᵢ + b of each row into `out` (one entry per row).
+   * Allocates nothing; the batch's targets are not read. The workspace is not used (it is taken
+   * so that every model's predict() has the same signature).
+   * @throws dptrain::invalid_argument on a θ of the wrong length, a batch with the wrong
+   * feature count or more rows than the workspace was made for, or an `out` of another length.
+   */
+  void predict(ConstVectorRef<Scalar> theta, const batch_type& batch, Eigen::Ref<Vector<target_type>> out,
+               Workspace& ws) const {
+    check_predict(theta, batch, out.size(), ws);
+    if (batch.size() == 0) return;
+    const Eigen::Map<const Vector<Scalar>> w(theta.data(), inputs_);
+    out.setConstant(theta[inputs_]);
+    out.noalias() += batch.features * w;
+  }
+
+  /**
    * @brief Checks that `all` can be trained on.
    * @throws dptrain::invalid_argument naming the offending value: a feature count other than
    * inputs(), a target count other than the row count, or a non-finite feature or target.
@@ -119,6 +135,13 @@ class LinearRegression {
              const Workspace& ws) const {
     detail::models::check_call("LinearRegression", num_parameters(), theta.size(), grad_size, inputs_, batch.size(),
                        batch.features.cols(), batch.targets.size(), ws.residuals.size());
+  }
+
+  void check_predict(const ConstVectorRef<Scalar>& theta, const batch_type& batch, Index out_size,
+                     const Workspace& ws) const {
+    detail::models::check_call("LinearRegression", num_parameters(), theta.size(), num_parameters(), inputs_,
+                               batch.size(), batch.features.cols(), batch.size(), ws.residuals.size());
+    detail::models::check_prediction_size("LinearRegression", batch.size(), out_size);
   }
 
   // r = Xw + b − y

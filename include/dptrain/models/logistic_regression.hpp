@@ -117,6 +117,24 @@ class LogisticRegression {
   }
 
   /**
+   * @brief Writes the predicted class of each row into `out`: 1 where z = wᵀx + b > 0
+   * (σ(z) > ½), else 0. Allocates nothing; the batch's targets are not read.
+   * @throws dptrain::invalid_argument on a θ of the wrong length, a batch with the wrong
+   * feature count or more rows than the workspace was made for, or an `out` of another length.
+   */
+  void predict(ConstVectorRef<Scalar> theta, const batch_type& batch, Eigen::Ref<Vector<target_type>> out,
+               Workspace& ws) const {
+    const Index m = batch.size();
+    detail::models::check_call("LogisticRegression", num_parameters(), theta.size(), num_parameters(), inputs_, m,
+                               batch.features.cols(), m, ws.scores.size());
+    detail::models::check_prediction_size("LogisticRegression", m, out.size());
+    if (m == 0) return;
+    Eigen::Map<Vector<Scalar>> z(ws.scores.data(), m);
+    scores(theta, batch, z);
+    for (Index i = 0; i < m; ++i) out[i] = z[i] > Scalar(0) ? Label(1) : Label(0);
+  }
+
+  /**
    * @brief Checks that `all` can be trained on.
    * @throws dptrain::invalid_argument naming the offending value: a feature count other than
    * inputs(), a target count other than the row count, a label other than 0 or 1, or a

@@ -183,6 +183,25 @@ class Mlp {
   }
 
   /**
+   * @brief Writes the predicted class of each row into `out`: argmax_c z_c of the output
+   * scores (the smallest c on ties). One forward pass; allocates nothing; the batch's targets
+   * are not read.
+   * @throws dptrain::invalid_argument on a θ of the wrong length, a batch with the wrong
+   * feature count or more rows than the workspace was made for, or an `out` of another length.
+   */
+  void predict(ConstVectorRef<Scalar> theta, const batch_type& batch, Eigen::Ref<Vector<target_type>> out,
+               Workspace& ws) const {
+    const Index m = batch.size();
+    const Index capacity = ws.activations.empty() ? 0 : ws.activations.front().rows();
+    detail::models::check_call("Mlp", num_parameters(), theta.size(), num_parameters(), inputs(), m,
+                               batch.features.cols(), m, capacity);
+    detail::models::check_prediction_size("Mlp", m, out.size());
+    if (m == 0) return;
+    forward(theta.data(), batch.features, m, ws);
+    detail::models::argmax_rows<Scalar>(output(ws, layers() - 1, m), out);
+  }
+
+  /**
    * @brief Checks that `all` can be trained on.
    * @throws dptrain::invalid_argument naming the offending value: a feature count other than
    * inputs(), a target count other than the row count, a label outside [0, n_L), or a

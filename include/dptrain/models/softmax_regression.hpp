@@ -116,6 +116,24 @@ class SoftmaxRegression {
   }
 
   /**
+   * @brief Writes the predicted class of each row into `out`: argmax_c z_c (the smallest c on
+   * ties). Allocates nothing; the batch's targets are not read.
+   * @throws dptrain::invalid_argument on a θ of the wrong length, a batch with the wrong
+   * feature count or more rows than the workspace was made for, or an `out` of another length.
+   */
+  void predict(ConstVectorRef<Scalar> theta, const batch_type& batch, Eigen::Ref<Vector<target_type>> out,
+               Workspace& ws) const {
+    const Index m = batch.size();
+    detail::models::check_call("SoftmaxRegression", num_parameters(), theta.size(), num_parameters(), inputs_, m,
+                               batch.features.cols(), m, ws.scores.rows());
+    detail::models::check_prediction_size("SoftmaxRegression", m, out.size());
+    if (m == 0) return;
+    Eigen::Map<RowMatrix<Scalar>> z(ws.scores.data(), m, classes_);
+    scores(theta, batch, z, ws);
+    detail::models::argmax_rows<Scalar>(z, out);
+  }
+
+  /**
    * @brief Checks that `all` can be trained on.
    * @throws dptrain::invalid_argument naming the offending value: a feature count other than
    * inputs(), a target count other than the row count, a label outside [0, k), or a

@@ -161,6 +161,7 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
   using Context = TrainContext<Scalar>;
   static constexpr int slots = O::state_slots;
   static constexpr bool step_hooks = detail::has_hook<decltype(detail::on_step_end), Context, Callbacks...>;
+  static constexpr bool epoch_end_hooks = detail::has_hook<decltype(detail::on_epoch_end), Context, Callbacks...>;
 
   // Everything one thread writes during a step, on cache lines of its own.
   struct alignas(cache_line_bytes) ThreadSlot {
@@ -255,7 +256,15 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
   }
 
   Context context(Index epoch, Index step, double loss) {
-    return {VectorMap<Scalar>(theta_.data(), theta_.size()), report_, epoch, step, loss, last_lr_};
+    return {VectorMap<Scalar>(theta_.data(), theta_.size()),
+            report_,
+            epoch,
+            step,
+            loss,
+            last_lr_,
+            steps_per_epoch_,
+            total_steps_,
+            (total_steps_ + steps_per_epoch_ - 1) / steps_per_epoch_};
   }
 
   template <class Hook>
@@ -333,6 +342,9 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
           if (!go_.after_step) return;
         }
       }
+      // on_epoch_end reads every worker's times: wait until each has added its last step's
+      // (with step hooks, the barrier after on_step_end already did).
+      if constexpr (epoch_end_hooks && !step_hooks) team.barrier();
       if (team.rank == 0) guarded([&] { end_epoch(epoch); });
       team.barrier();
       if (!go_.after_epoch_end) return;
@@ -445,6 +457,8 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     const double loss = epoch_loss_ / static_cast<double>(std::max<Index>(epoch_samples_, 1));
     report_.epoch_loss.push_back(loss);
     report_.epochs = epoch + 1;
+    // Cumulative phase times so far, so that on_epoch_end can difference them per epoch.
+    for (std::size_t rank = 0; rank < slots_.size(); ++rank) report_.workers[rank] = slots_[rank].times;
     Context ctx = context(epoch, report_.steps, loss);
     go_.after_epoch_end = false;  // stays false if the hook throws
     const bool stop = call(detail::on_epoch_end, ctx);

@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+// SparseLogisticRegression: binary classification with the logistic (cross-entropy) loss on sparse samples.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "dptrain/core/errors.hpp"
+#include "dptrain/core/types.hpp"
+#include "dptrain/data/sparse_dataset.hpp"
+#include "dptrain/detail/model_support.hpp"
+#include "dptrain/detail/sparse_support.hpp"
+
+namespace dptrain {
+
+/**
+ * @brief Binary logistic regression on sparse samples: P(y = 1 | x) = σ(wᵀx + b), labels y ∈ {0, 1}.
+ *
+ * The same model as LogisticRegression (same loss, θ layout and API) for a SparseBatch:
+ * @f[ \ell(x, y; \theta) = \log(1 + e^{z}) - y\,z, \quad z = w^\top x + b, \qquad
+ *     \nabla_w \ell = (\sigma(z) - y)\, x, \quad \nabla_b \ell = \sigma(z) - y. @f]
+ *
+ * θ layout (length d + 1): `θ[0 … d−1]` = w, `θ[d]` = b.
+ *
+ * A batch with nnz stored entries costs O(nnz + m): one pass over the entries for Xw and one
+ * for Xᵀr, written as loops over the CSR arrays, so nothing is allocated. All methods are const
+ * and thread-safe; concurrent calls need distinct workspaces and gradient buffers.
+ *
+ * @tparam Scalar float or double.
+ *
+ * @code
+ * auto file = dptrain::read_libsvm<float, dptrain::Label>("a9a", {.labels = dptrain::LabelMode::binary});
+ * dptrain::SparseLogisticRegression<float> model(file.data.dim());
+ * dptrain::Vector<float> theta = model.init_parameters();
+ * dptrain::DataParallelTrainer trainer({.threads = 4, .batch_size = 256}, dptrain::Sgd{.lr = 0.5});
+ * trainer.fit(model, theta, file.data);
+ * @endcode
+ */
+template <class Scalar>
+class SparseLogisticRegression {
+ public:
+  using scalar_type = Scalar;
+  using target_type = Label;
+  using batch_type = SparseBatch<Scalar, target_type>;
+
+  /// Scratch memory for batches of up to `scores.size()` rows; contents are unspecified.
+  struct Workspace {
+    Vector<Scalar> scores;  ///< z for each row, then σ(z) − y
+  };
+  using workspace_type = Workspace;
+
+  /**
+   * @param inputs d, the number of features per sample.
+   * @throws dptrain::invalid_argument if inputs < 1.
+   */
+  explicit SparseLogisticRegression(Index inputs) : inputs_(inputs) {
+    detail::models::require_positive("SparseLogisticRegression", "input", inputs);
+  }
+
+  /// d + 1.
+  [[nodiscard]] Index num_parameters() const noexcept { return inputs_ + 1; }
+  /// d, the number of features per sample.
+  [[nodiscard]] Index inputs() const noexcept { return inputs_; }
+
+  /// Scratch memory for batches of up to `max_rows` ≥ 0 samples (the only allocation).
+  /// @throws dptrain::invalid_argument if max_rows < 0.
+  [[nodiscard]] Workspace make_workspace(Index max_rows) const {
+    detail::models::check_max_rows("SparseLogisticRegression", max_rows);
+    return Workspace{Vector<Scalar>(max_rows)};
+  }
+
+  /**
+   * @brief Adds Σᵢ ∇ℓ(xᵢ, yᵢ; θ) to `grad` and returns Σᵢ ℓ(xᵢ, yᵢ; θ). Allocates nothing.
+   * An empty batch returns 0 and leaves `grad` unchanged. Labels must be 0 or 1 (validate()).
+   * @throws dptrain::invalid_argument on a θ or gradient of the wrong length, a batch with the
+   * wrong feature count or more rows than the workspace was made for.
+   */
+  Scalar loss_and_gradient(ConstVectorRef<Scalar> theta, const batch_type& batch, VectorRef<Scalar> grad,
+                           Workspace& ws) const {
+    const Index m = batch.size();
+    check(theta, grad.size(), batch, ws.scores.size());
+    if (m == 0) return Scalar(0);
+    Eigen::Map<Vector<Scalar>> z(ws.scores.data(), m);
+    scores(theta, batch, z);
+    Scalar loss(0);
+    for (Index i = 0; i < m; ++i) {
+      using std::exp;
+      using std::log1p;
+      const Scalar e = exp(-std::abs(z[i]));  // e^{−|z|} ∈ (0, 1]
+      const Scalar sigma = z[i] >= Scalar(0) ? Scalar(1) / (Scalar(1) + e) : e / (Scalar(1) + e);
+      const auto y = static_cast<Scalar>(batch.targets[i]);
+      loss += (z[i] > Scalar(0) ? z[i] : Scalar(0)) + log1p(e) - y * z[i];
+      z[i] = sigma - y;
+    }
+    const Index* outer = batch.features.outerIndexPtr();
+    const Index* inner = batch.features.innerIndexPtr();
+    const Scalar* values = batch.features.valuePtr();
+    for (Index r = 0; r < m; ++r)
+      for (Index k = outer[r]; k < outer[r + 1]; ++k) grad[inner[k]] += values[k] * z[r];
+    grad[inputs_] += z.sum();
+    return loss;
+  }
+
+  /// Σᵢ ℓ(xᵢ, yᵢ; θ). Allocates nothing. @throws as loss_and_gradient().
+  [[nodiscard]] Scalar loss(ConstVectorRef<Scalar> theta, const batch_type& batch, Workspace& ws) const {
+    const Index m = batch.size();
+    check(theta, num_parameters(), batch, ws.scores.size());
+    if (m == 0) return Scalar(0);
+    Eigen::Map<Vector<Scalar>> z(ws.scores.data(), m);
+    scores(theta, batch, z);
+    Scalar loss(0);
+    for (Index i = 0; i < m; ++i) {
+      using std::exp;
+      using std::log1p;
+      loss += (z[i] > Scalar(0) ? z[i] : Scalar(0)) + log1p(exp(-std::abs(z[i]))) -
+              static_cast<Scalar>(batch.targets[i]) * z[i];
+    }
+    return loss;
+  }
+
+  /**
+   * @brief Writes the predicted class of each row to `out`: 1 where σ(z) > ½ (z > 0), else 0.
+   * Allocates nothing; the batch's targets are not read (they may be empty).
+   * @throws dptrain::invalid_argument as loss_and_gradient(), or if out.size() != batch.size().
+   */
+  void predict(ConstVectorRef<Scalar> theta, const batch_type& batch, Eigen::Ref<Vector<Label>> out,
+               Workspace& ws) const {
+    const Index m = batch.size();
+    detail::models::check_call("SparseLogisticRegression", num_parameters(), theta.size(), num_parameters(), inputs_, m,
+                               batch.features.cols(), m, ws.scores.size());  // targets are not read
+    detail::sparse::check_output_size("SparseLogisticRegression", m, out.size());
+    if (m == 0) return;
+    Eigen::Map<Vector<Scalar>> z(ws.scores.data(), m);
+    scores(theta, batch, z);
+    for (Index i = 0; i < m; ++i) out[i] = z[i] > Scalar(0) ? Label{1} : Label{0};
+  }
+
+  /**
+   * @brief Checks that `all` can be trained on.
+   * @throws dptrain::invalid_argument naming the offending value: a feature count other than
+   * inputs(), a target count other than the row count, a label other than 0 or 1, or a
+   * non-finite stored value.
+   */
+  void validate(const batch_type& all) const {
+    detail::models::check_feature_count("SparseLogisticRegression", inputs_, all.features.cols());
+    detail::models::check_target_count("SparseLogisticRegression", all.features.rows(), all.targets.size());
+    detail::models::check_labels("SparseLogisticRegression", all.targets, 2);
+    detail::sparse::check_finite_features<Scalar>("SparseLogisticRegression", all.features);
+  }
+
+  /// θ to start training from: zeros (the loss is convex, so any start works). `seed` is unused.
+  [[nodiscard]] Vector<Scalar> init_parameters(std::uint64_t /*seed*/ = 0) const {
+    return Vector<Scalar>::Zero(num_parameters());
+  }
+
+ private:
+  void check(const ConstVectorRef<Scalar>& theta, Index grad_size, const batch_type& batch, Index capacity) const {
+    detail::models::check_call("SparseLogisticRegression", num_parameters(), theta.size(), grad_size, inputs_,
+                               batch.size(), batch.features.cols(), batch.targets.size(), capacity);
+  }
+
+  // z = Xw + b, one pass over the stored entries.
+  void scores(const ConstVectorRef<Scalar>& theta, const batch_type& batch, Eigen::Map<Vector<Scalar>>& z) const {
+    const Index* outer = batch.features.outerIndexPtr();
+    const Index* inner = batch.features.innerIndexPtr();
+    const Scalar* values = batch.features.valuePtr();
+    for (Index r = 0; r < batch.size(); ++r) {
+      Scalar sum(0);
+      for (Index k = outer[r]; k < outer[r + 1]; ++k) sum += values[k] * theta[inner[k]];
+      z[r] = theta[inputs_] + sum;
+    }
+  }
+
+  Index inputs_;
+};
+
+}  // namespace dptrain
