@@ -5,7 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build g++ clang libomp-14-dev libeigen3-dev catch2 libbenchmark-dev libcli11-dev zlib1g-dev)
+# dataset-fashion-mnist: the real-data smoke test (skipped, with a message, without it).
+packages=(cmake ninja-build g++ clang libomp-14-dev libeigen3-dev catch2 libbenchmark-dev libcli11-dev zlib1g-dev
+  dataset-fashion-mnist)
 if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
   $sudo apt-get update -qq
