@@ -9,10 +9,10 @@
 #include <cmath>
 #include <exception>
 #include <numeric>
-#include <optional>
 #include <random>
 #include <span>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -457,8 +457,10 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     const double loss = epoch_loss_ / static_cast<double>(std::max<Index>(epoch_samples_, 1));
     report_.epoch_loss.push_back(loss);
     report_.epochs = epoch + 1;
-    // Cumulative phase times so far, so that on_epoch_end can difference them per epoch.
-    for (std::size_t rank = 0; rank < slots_.size(); ++rank) report_.workers[rank] = slots_[rank].times;
+    // Cumulative phase times so far, so that on_epoch_end can difference them per epoch (read
+    // only when that hook exists: only then has every worker passed a barrier since its last write).
+    if constexpr (epoch_end_hooks)
+      for (std::size_t rank = 0; rank < slots_.size(); ++rank) report_.workers[rank] = slots_[rank].times;
     Context ctx = context(epoch, report_.steps, loss);
     go_.after_epoch_end = false;  // stays false if the hook throws
     const bool stop = call(detail::on_epoch_end, ctx);
