@@ -204,7 +204,8 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     order_.resize(static_cast<std::size_t>(n));
     std::iota(order_.begin(), order_.end(), Index{0});
     report_.threads = threads;
-    report_.epoch_loss.reserve(static_cast<std::size_t>((total_steps_ + steps_per_epoch_ - 1) / steps_per_epoch_));
+    total_epochs_ = (total_steps_ + steps_per_epoch_ - 1) / steps_per_epoch_;
+    report_.epoch_loss.reserve(static_cast<std::size_t>(total_epochs_));
     report_.workers.resize(static_cast<std::size_t>(threads));
   }
 
@@ -264,7 +265,7 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
             last_lr_,
             steps_per_epoch_,
             total_steps_,
-            (total_steps_ + steps_per_epoch_ - 1) / steps_per_epoch_};
+            total_epochs_};
   }
 
   template <class Hook>
@@ -475,7 +476,7 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
   const D& data_;
   std::tuple<Callbacks&...> callbacks_;
 
-  Index batches_per_epoch_ = 0, steps_per_epoch_ = 0, total_steps_ = 0;
+  Index batches_per_epoch_ = 0, steps_per_epoch_ = 0, total_steps_ = 0, total_epochs_ = 0;
   std::vector<ThreadSlot> slots_;
   std::vector<Scalar*> buffer_pointers_;
   GradientBuffers<Scalar> buffers_;
