@@ -23,8 +23,8 @@ struct HuberRegression {
   workspace_type make_workspace(dptrain::Index max_rows) const { return {dptrain::Vector<double>(max_rows)}; }
 
   // Adds Σ∇ℓ to grad and returns Σℓ (sums, not means: the trainer divides by the batch size).
-  double loss_and_gradient(dptrain::ConstVectorRef<double> theta, const batch_type& batch, dptrain::VectorRef<double> grad,
-                           workspace_type& ws) const {
+  double loss_and_gradient(dptrain::ConstVectorRef<double> theta, const batch_type& batch,
+                           dptrain::VectorRef<double> grad, workspace_type& ws) const {
     const double total = residuals(theta, batch, ws);
     auto r = ws.residual.head(batch.size()).array();
     r = r.max(-delta).min(delta);  // ∂ℓ/∂r, the residual clipped to [−δ, δ]
@@ -67,8 +67,10 @@ int main() {
 
   const HuberRegression huber{.inputs = 1, .delta = 1.0};
   dptrain::Vector<double> theta = dptrain::Vector<double>::Zero(2);
-  const dptrain::GradientCheckResult check = dptrain::gradient_check(huber, dptrain::Vector<double>::Constant(2, 0.3), data.rows(0, 100));
-  std::printf("gradient_check: max relative error %.2e -> %s\n", check.max_rel_error, check.passed ? "passed" : "FAILED");
+  const dptrain::GradientCheckResult check =
+      dptrain::gradient_check(huber, dptrain::Vector<double>::Constant(2, 0.3), data.rows(0, 100));
+  std::printf("gradient_check: max relative error %.2e -> %s\n", check.max_rel_error,
+              check.passed ? "passed" : "FAILED");
   if (!check.passed) return 1;
 
   dptrain::DataParallelTrainer trainer({.batch_size = 128, .epochs = 10, .seed = 1}, dptrain::Adam{.lr = 0.05},

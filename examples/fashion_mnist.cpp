@@ -72,7 +72,8 @@ int main(int argc, char** argv) {
   app.add_option("--model", o.model, "softmax or mlp (784-256-10)")->check(CLI::IsMember({"softmax", "mlp"}));
   app.add_option("--threads", o.threads, "worker threads (default: all cores)")->check(CLI::PositiveNumber);
   app.add_option("--batch", o.batch, "global minibatch size")->check(CLI::PositiveNumber);
-  app.add_option("--epochs", o.epochs, "passes over the data (default: 15 mlp, 10 softmax)")->check(CLI::PositiveNumber);
+  app.add_option("--epochs", o.epochs, "passes over the data (default: 15 mlp, 10 softmax)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--lr", o.lr, "peak learning rate of the cosine schedule (default: per model and optimizer)")
       ->check(CLI::PositiveNumber);
   app.add_option("--optimizer", o.optimizer, "sgd, momentum, adam or adamw")
@@ -92,8 +93,8 @@ int main(int argc, char** argv) {
   examples::FashionMnist fashion = examples::load_fashion_mnist();
   auto [train, validation] = dptrain::train_validation_split(fashion.train, 5000.0 / 60000.0, o.seed);
   std::printf("%ld training, %ld validation, %ld test samples; %s on %ld threads, batch %ld, lr %g\n",
-              long(train.size()), long(validation.size()), long(fashion.test.size()), o.model.c_str(),
-              long(o.threads), long(o.batch), o.lr);
+              long(train.size()), long(validation.size()), long(fashion.test.size()), o.model.c_str(), long(o.threads),
+              long(o.batch), o.lr);
   if (mlp) return with_optimizer(dptrain::Mlp<float>({784, 256, 10}), train, validation, fashion.test, o);
   return with_optimizer(dptrain::SoftmaxRegression<float>(784, 10), train, validation, fashion.test, o);
 }

@@ -37,8 +37,8 @@ template <class Model>
 int train(const Model& model, const std::string& type, const dptrain::LibsvmData<float, dptrain::Label>& data,
           const Options& o) {
   dptrain::Vector<float> theta = model.init_parameters(o.seed);
-  dptrain::DataParallelTrainer trainer({.threads = o.threads, .batch_size = o.batch, .epochs = o.epochs, .seed = o.seed},
-                                       dptrain::Momentum{.lr = o.lr});
+  dptrain::DataParallelTrainer trainer(
+      {.threads = o.threads, .batch_size = o.batch, .epochs = o.epochs, .seed = o.seed}, dptrain::Momentum{.lr = o.lr});
   dptrain::ProgressBar progress;
   const dptrain::FitReport report = trainer.fit(model, theta, data.data, progress);
   std::printf("%s: %ld samples, %ld features, %zu classes; final epoch loss %.4f, training accuracy %.2f%%\n",
@@ -46,10 +46,9 @@ int train(const Model& model, const std::string& type, const dptrain::LibsvmData
               report.epoch_loss.back(), 100 * dptrain::accuracy(model, theta, data.data, o.threads));
   if (!o.test_file.empty()) {
     const auto test = dptrain::read_libsvm<float, dptrain::Label>(
-        o.test_file, {.features = data.data.dim(),
-                      .labels = dptrain::LabelMode::multiclass,
-                      .classes = data.classes});
-    std::printf("test accuracy on %s: %.2f%%\n", o.test_file.c_str(), 100 * dptrain::accuracy(model, theta, test.data, o.threads));
+        o.test_file, {.features = data.data.dim(), .labels = dptrain::LabelMode::multiclass, .classes = data.classes});
+    std::printf("test accuracy on %s: %.2f%%\n", o.test_file.c_str(),
+                100 * dptrain::accuracy(model, theta, test.data, o.threads));
   }
   write_model(o.model_file, type, data.data.dim(), data.classes, theta);
   std::printf("model written to %s\n", o.model_file.c_str());
@@ -75,7 +74,8 @@ int main(int argc, char** argv) try {
   if (o.model_file.empty()) o.model_file = o.train_file + ".model";
 
   // Labels become classes 0 … k−1 in sorted order; the mapping is written with the model.
-  const auto data = dptrain::read_libsvm<float, dptrain::Label>(o.train_file, {.labels = dptrain::LabelMode::multiclass});
+  const auto data =
+      dptrain::read_libsvm<float, dptrain::Label>(o.train_file, {.labels = dptrain::LabelMode::multiclass});
   const auto classes = static_cast<dptrain::Index>(data.classes.size());
   if (classes < 2) throw dptrain::error("the training file has fewer than two classes");
   if (o.model == "logistic" || (o.model == "auto" && classes == 2)) {

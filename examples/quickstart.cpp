@@ -14,7 +14,8 @@ int main() {
   dptrain::DenseDataset<double> data{dptrain::RowMatrix<double>(n, d), dptrain::Vector<double>(n)};
   for (dptrain::Index i = 0; i < n; ++i) {
     for (dptrain::Index j = 0; j < d; ++j) data.features(i, j) = normal(rng);
-    data.targets[i] = data.features.row(i).dot(dptrain::Vector<double>::LinSpaced(d, 1, d) / d) + 0.5 + 0.1 * normal(rng);
+    data.targets[i] =
+        data.features.row(i).dot(dptrain::Vector<double>::LinSpaced(d, 1, d) / d) + 0.5 + 0.1 * normal(rng);
   }
 
   // Train on all cores: 20 epochs of minibatches of 256, momentum SGD with a cosine decay.
@@ -32,6 +33,7 @@ int main() {
   std::printf("%ld threads, %ld steps, %.0f samples/s, last epoch's loss %.5f\nparameter  dptrain  optimum\n",
               long(report.threads), long(report.steps), report.samples_per_second(), report.epoch_loss.back());
   for (dptrain::Index j = 0; j <= d; ++j)
-    std::printf("%c%-8s %8.5f %8.5f\n", j < d ? 'w' : 'b', j < d ? std::to_string(j).c_str() : "", theta[j], optimum[j]);
+    std::printf("%c%-8s %8.5f %8.5f\n", j < d ? 'w' : 'b', j < d ? std::to_string(j).c_str() : "", theta[j],
+                optimum[j]);
   std::printf("relative distance to the optimum: %.2e\n", (theta - optimum).norm() / optimum.norm());
 }

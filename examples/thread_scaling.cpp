@@ -62,7 +62,8 @@ void scale(const std::string& name, const Model& model, const dptrain::DenseData
 template <class Model>
 void scale_all(const Model& model, const dptrain::DenseDataset<float, dptrain::Label>& data, const Options& o) {
   const bool all = o.aggregator == "all";
-  if (all || o.aggregator == "reduce-scatter") scale<dptrain::ReduceScatterAggregator>("reduce-scatter", model, data, o);
+  if (all || o.aggregator == "reduce-scatter")
+    scale<dptrain::ReduceScatterAggregator>("reduce-scatter", model, data, o);
   if (all || o.aggregator == "ring") scale<dptrain::RingAllReduceAggregator>("ring", model, data, o);
   if (all || o.aggregator == "tree") scale<dptrain::TreeAggregator>("tree", model, data, o);
   if (all || o.aggregator == "serial") scale<dptrain::SerialAggregator>("serial", model, data, o);
@@ -76,7 +77,8 @@ int main(int argc, char** argv) {
   app.add_option("--model", o.model, "softmax or mlp (784-256-10)")->check(CLI::IsMember({"softmax", "mlp"}));
   app.add_option("--aggregator", o.aggregator, "reduce-scatter, ring, tree, serial or all")
       ->check(CLI::IsMember({"reduce-scatter", "ring", "tree", "serial", "all"}));
-  app.add_option("--max-threads", o.max_threads, "largest thread count (default: all cores)")->check(CLI::PositiveNumber);
+  app.add_option("--max-threads", o.max_threads, "largest thread count (default: all cores)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--batch", o.batch, "global minibatch size")->check(CLI::PositiveNumber);
   app.add_option("--epochs", o.epochs, "epochs per measurement")->check(CLI::PositiveNumber);
   app.add_option("--samples", o.samples, "training samples used (at most 60000)")->check(CLI::PositiveNumber);

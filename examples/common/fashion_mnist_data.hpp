@@ -32,7 +32,8 @@ inline dptrain::DenseDataset<float, dptrain::Label> generated_fashion(dptrain::I
     for (dptrain::Index p = 0; p < pixels; ++p) prototypes(c, p) = uniform(rng) < 0.5f ? 0.2f : 0.6f;
   rng.seed(seed);
   std::normal_distribution<float> noise(0.0f, 0.35f);
-  dptrain::DenseDataset<float, dptrain::Label> data{dptrain::RowMatrix<float>(n, pixels), dptrain::Vector<dptrain::Label>(n)};
+  dptrain::DenseDataset<float, dptrain::Label> data{dptrain::RowMatrix<float>(n, pixels),
+                                                    dptrain::Vector<dptrain::Label>(n)};
   for (dptrain::Index i = 0; i < n; ++i) {
     const auto c = static_cast<dptrain::Label>(rng() % classes);
     data.targets[i] = c;
@@ -49,9 +50,10 @@ inline FashionMnist load_fashion_mnist() {
     return {dptrain::read_idx<float>(dir + "train-images-idx3-ubyte.gz", dir + "train-labels-idx1-ubyte.gz"),
             dptrain::read_idx<float>(dir + "t10k-images-idx3-ubyte.gz", dir + "t10k-labels-idx1-ubyte.gz"), false};
   }
-  std::printf("Fashion-MNIST not found in %s (apt-get install dataset-fashion-mnist):\n"
-              "using GENERATED data of the same shape (60000 + 10000 samples, 784 features, 10 classes)\n",
-              fashion_mnist_dir.c_str());
+  std::printf(
+      "Fashion-MNIST not found in %s (apt-get install dataset-fashion-mnist):\n"
+      "using GENERATED data of the same shape (60000 + 10000 samples, 784 features, 10 classes)\n",
+      fashion_mnist_dir.c_str());
   return {generated_fashion(60000, 1), generated_fashion(10000, 2), true};
 }
 

@@ -27,7 +27,8 @@ concept ModelTypes = requires {
   typename M::scalar_type;
   typename M::batch_type;
   typename M::workspace_type;
-} && std::floating_point<typename M::scalar_type>;
+}
+&&std::floating_point<typename M::scalar_type>;
 
 /// `m.num_parameters()`: the length of θ.
 template <class M>
@@ -43,16 +44,18 @@ concept MakesWorkspace = requires(const M& m, Index max_rows) {
 
 /// `m.loss_and_gradient(θ, batch, grad, ws)`: adds Σ∇ℓ over the batch to grad, returns Σℓ.
 template <class M>
-concept ComputesLossAndGradient =
-    requires(const M& m, ConstVectorRef<typename M::scalar_type> theta, const typename M::batch_type& batch,
-             VectorRef<typename M::scalar_type> grad, typename M::workspace_type& ws) {
-      { m.loss_and_gradient(theta, batch, grad, ws) } -> std::same_as<typename M::scalar_type>;
-      { m.loss(theta, batch, ws) } -> std::same_as<typename M::scalar_type>;
-    };
+concept ComputesLossAndGradient = requires(const M& m, ConstVectorRef<typename M::scalar_type> theta,
+                                           const typename M::batch_type& batch, VectorRef<typename M::scalar_type> grad,
+                                           typename M::workspace_type& ws) {
+  { m.loss_and_gradient(theta, batch, grad, ws) } -> std::same_as<typename M::scalar_type>;
+  { m.loss(theta, batch, ws) } -> std::same_as<typename M::scalar_type>;
+};
 
 /// `m.validate(batch)`: throws dptrain::invalid_argument if the data do not fit the model.
 template <class M>
-concept ValidatesData = requires(const M& m, const typename M::batch_type& batch) { m.validate(batch); };
+concept ValidatesData = requires(const M& m, const typename M::batch_type& batch) {
+  m.validate(batch);
+};
 
 /**
  * @brief A differentiable model with a per-sample loss ℓ(x; θ) over a flat parameter vector θ.
@@ -75,8 +78,8 @@ concept ValidatesData = requires(const M& m, const typename M::batch_type& batch
  * @endcode
  */
 template <class M>
-concept Model = ModelTypes<M> && HasParameterCount<M> && MakesWorkspace<M> && ComputesLossAndGradient<M> &&
-                ValidatesData<M>;
+concept Model =
+    ModelTypes<M> && HasParameterCount<M> && MakesWorkspace<M> && ComputesLossAndGradient<M> && ValidatesData<M>;
 
 /**
  * @brief A model that can predict: `m.predict(θ, batch, out, ws)` writes one prediction per row
@@ -92,10 +95,11 @@ concept Model = ModelTypes<M> && HasParameterCount<M> && MakesWorkspace<M> && Co
  * @endcode
  */
 template <class M>
-concept Predictor = Model<M> && requires(const M& m, ConstVectorRef<typename M::scalar_type> theta,
-                                         const typename M::batch_type& batch,
-                                         Eigen::Ref<Vector<typename M::target_type>> out,
-                                         typename M::workspace_type& ws) { m.predict(theta, batch, out, ws); };
+concept Predictor = Model<M> &&
+    requires(const M& m, ConstVectorRef<typename M::scalar_type> theta, const typename M::batch_type& batch,
+             Eigen::Ref<Vector<typename M::target_type>> out, typename M::workspace_type& ws) {
+  m.predict(theta, batch, out, ws);
+};
 
 // ---------------------------------------------------------------------------------------------
 // Data
@@ -167,11 +171,11 @@ concept Partitioner = std::copy_constructible<P> && requires(const P& p, Index n
 
 /// `a.all_reduce(team, buffers)` for both float and double buffers.
 template <class A>
-concept AllReducesBothScalars =
-    requires(const A& a, const TeamMember& team, const GradientBuffers<float>& f, const GradientBuffers<double>& d) {
-      { a.all_reduce(team, f) } -> std::same_as<VectorMap<float>>;
-      { a.all_reduce(team, d) } -> std::same_as<VectorMap<double>>;
-    };
+concept AllReducesBothScalars = requires(const A& a, const TeamMember& team, const GradientBuffers<float>& f,
+                                         const GradientBuffers<double>& d) {
+  { a.all_reduce(team, f) } -> std::same_as<VectorMap<float>>;
+  { a.all_reduce(team, d) } -> std::same_as<VectorMap<double>>;
+};
 
 /**
  * @brief A collective that sums the N workers' gradient buffers.

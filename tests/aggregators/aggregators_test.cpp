@@ -41,7 +41,9 @@ void check_all_reduce(Index threads, Index length) {
     results[static_cast<std::size_t>(team.rank)] = {shard.data(), shard.size()};
   }
   REQUIRE(team_size == threads);
-  const auto expected = [&](Index i) { return static_cast<Scalar>(1000 * threads * (threads - 1) / 2 + threads * (i % 997)); };
+  const auto expected = [&](Index i) {
+    return static_cast<Scalar>(1000 * threads * (threads - 1) / 2 + threads * (i % 997));
+  };
   Index covered = 0;
   for (Index t = 0; t < threads; ++t) {
     const dptrain::IndexRange shard = buffers.layout.shard(t);

@@ -26,7 +26,8 @@ TEST_CASE("Evaluate: records the validation accuracy of every epoch", "[callback
   dptrain::DataParallelTrainer trainer({.threads = 2, .batch_size = 50, .epochs = 3}, dptrain::Sgd{.lr = 0.1});
   trainer.fit(model, theta, train, evaluate, snapshot);
   REQUIRE(evaluate.history().size() == 3);
-  for (std::size_t e = 0; e < 3; ++e) CHECK(evaluate.history()[e] == dptrain::accuracy(model, snapshot.thetas[e], validation, 1));
+  for (std::size_t e = 0; e < 3; ++e)
+    CHECK(evaluate.history()[e] == dptrain::accuracy(model, snapshot.thetas[e], validation, 1));
   CHECK(evaluate.last() == evaluate.history().back());
   CHECK(evaluate.last() == evaluate.evaluate(theta));
   trainer.fit(model, theta, train, evaluate);  // a new fit starts a new history

@@ -50,7 +50,7 @@ TEST_CASE("MetricsLog: CSV has a header and one row per epoch", "[callbacks]") {
     CHECK(fields[1] == std::to_string(10 * e));
     CHECK(std::stod(fields[2]) == Approx(report.epoch_loss[e - 1]).epsilon(1e-8));
     CHECK(std::stod(fields[3]) > 0);
-    CHECK(std::stod(fields[5]) > 0);  // compute
+    CHECK(std::stod(fields[5]) > 0);                      // compute
     CHECK(std::stod(fields[5]) <= std::stod(fields[4]));  // at most the epoch's wall time
   }
 }
@@ -65,8 +65,8 @@ TEST_CASE("MetricsLog: with an Evaluate callback a validation column is added", 
   dptrain::MetricsLog log(csv, evaluate);
   dptrain::MetricsLog json_log(json, evaluate, {.format = dptrain::LogFormat::json_lines});
   CHECK(log.columns().size() == 10);
-  dptrain::DataParallelTrainer({.threads = 3, .batch_size = 12, .epochs = 2}).fit(model, theta, train, evaluate, log,
-                                                                                   json_log);
+  dptrain::DataParallelTrainer({.threads = 3, .batch_size = 12, .epochs = 2})
+      .fit(model, theta, train, evaluate, log, json_log);
   const std::vector<std::string> rows = lines(csv.str());
   REQUIRE(rows.size() == 3);
   CHECK(split(rows[0])[3] == "val_accuracy");

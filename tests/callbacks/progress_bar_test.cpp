@@ -71,7 +71,8 @@ TEST_CASE("ProgressBar: an interactive bar is redrawn with carriage returns", "[
   // Stopped mid-epoch: the line is still ended.
   std::ostringstream cut;
   dptrain::ProgressBar cut_bar(cut, {.interactive = true});
-  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 2, .max_steps = 5}).fit(model, theta, data, cut_bar);
+  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 2, .max_steps = 5})
+      .fit(model, theta, data, cut_bar);
   CHECK(cut.str().back() == '\n');
   // A std::ostringstream is never a terminal.
   CHECK_FALSE(dptrain::ProgressBar(cut).interactive());
@@ -89,7 +90,8 @@ TEST_CASE("TrainContext: hooks see the planned steps and epochs", "[callbacks]")
       total_epochs = ctx.total_epochs;
     }
   } plan;
-  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 5, .max_steps = 23}).fit(model, theta, data, plan);
+  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 5, .max_steps = 23})
+      .fit(model, theta, data, plan);
   CHECK(plan.steps_per_epoch == 10);
   CHECK(plan.total_steps == 23);
   CHECK(plan.total_epochs == 3);

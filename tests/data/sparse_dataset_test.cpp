@@ -70,8 +70,8 @@ TEMPLATE_TEST_CASE("SparseDataset: rows gives zero-copy views of contiguous rows
   CHECK(data.dim() == 9);
   CHECK(data.nonzeros() == data.features.nonZeros());
   const RowMatrix<TestType> dense = data.features.toDense();
-  for (const auto& [begin, count] : std::vector<std::pair<Index, Index>>{{0, 23}, {3, 5}, {7, 1}, {22, 1}, {0, 0},
-                                                                          {23, 0}, {10, 13}}) {
+  for (const auto& [begin, count] :
+       std::vector<std::pair<Index, Index>>{{0, 23}, {3, 5}, {7, 1}, {22, 1}, {0, 0}, {23, 0}, {10, 13}}) {
     INFO("rows(" << begin << ", " << count << ")");
     const auto batch = data.rows(begin, count);
     check_batch<TestType>(batch, dense, data.targets, range(begin, count));

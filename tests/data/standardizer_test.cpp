@@ -14,10 +14,10 @@ namespace {
 template <class Scalar>
 RowMatrix<Scalar> sample_features() {
   RowMatrix<Scalar> x(5, 3);
-  x << 1, 10, 0.1,   //
-      2, 30, 0.1,    //
-      3, -20, 0.1,   //
-      4, 50, 0.1,    //
+  x << 1, 10, 0.1,  //
+      2, 30, 0.1,   //
+      3, -20, 0.1,  //
+      4, 50, 0.1,   //
       10, 5, 0.1;
   return x;
 }

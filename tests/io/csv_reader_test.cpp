@@ -9,8 +9,8 @@
 using dptrain::CsvOptions;
 using dptrain::Label;
 
-TEMPLATE_TEST_CASE("read_csv: the label column chosen by header name, the others are features in file order",
-                   "[io]", float, double) {
+TEMPLATE_TEST_CASE("read_csv: the label column chosen by header name, the others are features in file order", "[io]",
+                   float, double) {
   test::TempDir dir("csv");
   const std::string path = dir.write("data.csv", "a,y,b\n1.5,10,-2\n0.25,20,3e2\n");
   const auto data = dptrain::read_csv<TestType>(path, {.label_column = "y"});
@@ -82,13 +82,14 @@ TEST_CASE("read_csv: a non-numeric field is a parse_error quoting it with its li
   test::TempDir dir("csv");
   const std::string path = dir.write("data.csv", "a,b,y\n1,2,3\n4,abc,6\n");
   CHECK_THROWS_AS(dptrain::read_csv<double>(path), dptrain::parse_error);
-  CHECK_THROWS_WITH(dptrain::read_csv<double>(path),
-                    Catch::Contains(path + ", line 3, column 2") && Catch::Contains("expected a number, found \"abc\""));
+  CHECK_THROWS_WITH(dptrain::read_csv<double>(path), Catch::Contains(path + ", line 3, column 2") &&
+                                                         Catch::Contains("expected a number, found \"abc\""));
   const std::string empty_field = dir.write("empty.csv", "a,b,y\n1,,3\n");
   CHECK_THROWS_WITH(dptrain::read_csv<double>(empty_field),
                     Catch::Contains(empty_field + ", line 2, column 2") && Catch::Contains("found \"\""));
   const std::string trailing = dir.write("trailing.csv", "a,y\n1.5x,3\n");
-  CHECK_THROWS_WITH(dptrain::read_csv<double>(trailing), Catch::Contains("line 2, column 1") && Catch::Contains("\"1.5x\""));
+  CHECK_THROWS_WITH(dptrain::read_csv<double>(trailing),
+                    Catch::Contains("line 2, column 1") && Catch::Contains("\"1.5x\""));
 }
 
 TEST_CASE("read_csv: nan, inf and out-of-range numbers are rejected", "[io]") {
@@ -116,12 +117,15 @@ TEST_CASE("read_csv: a label that is not an integer is a parse_error for an inte
   const std::string path = dir.write("data.csv", "a,label\n1,2\n3,2.5\n");
   CHECK_NOTHROW(dptrain::read_csv<double>(path));
   CHECK_THROWS_AS((dptrain::read_csv<double, Label>(path)), dptrain::parse_error);
-  CHECK_THROWS_WITH((dptrain::read_csv<double, Label>(path)),
-                    Catch::Contains(path + ", line 3, column 2") && Catch::Contains("expected an integer label, found \"2.5\""));
+  CHECK_THROWS_WITH(
+      (dptrain::read_csv<double, Label>(path)),
+      Catch::Contains(path + ", line 3, column 2") && Catch::Contains("expected an integer label, found \"2.5\""));
   const std::string word = dir.write("word.csv", "a,label\n1,cat\n");
-  CHECK_THROWS_WITH((dptrain::read_csv<double, Label>(word)), Catch::Contains("line 2, column 2") && Catch::Contains("\"cat\""));
+  CHECK_THROWS_WITH((dptrain::read_csv<double, Label>(word)),
+                    Catch::Contains("line 2, column 2") && Catch::Contains("\"cat\""));
   const std::string big = dir.write("big.csv", "a,label\n1,3000000000\n");
-  CHECK_THROWS_WITH((dptrain::read_csv<double, Label>(big)), Catch::Contains("line 2, column 2") && Catch::Contains("out of range"));
+  CHECK_THROWS_WITH((dptrain::read_csv<double, Label>(big)),
+                    Catch::Contains("line 2, column 2") && Catch::Contains("out of range"));
 }
 
 TEST_CASE("read_csv: an unknown label column name is a parse_error listing the columns", "[io]") {
@@ -140,18 +144,20 @@ TEST_CASE("read_csv: an empty file or one with only a header is a parse_error", 
   test::TempDir dir("csv");
   const std::string empty = dir.write("empty.csv", "");
   CHECK_THROWS_AS(dptrain::read_csv<double>(empty), dptrain::parse_error);
-  CHECK_THROWS_WITH(dptrain::read_csv<double>(empty), Catch::Contains(empty + ", line 1") && Catch::Contains("empty file"));
+  CHECK_THROWS_WITH(dptrain::read_csv<double>(empty),
+                    Catch::Contains(empty + ", line 1") && Catch::Contains("empty file"));
   const std::string blank = dir.write("blank.csv", "\n  \n");
   CHECK_THROWS_WITH(dptrain::read_csv<double>(blank, {.header = false}), Catch::Contains("empty file"));
   const std::string header_only = dir.write("header.csv", "a,y\n");
-  CHECK_THROWS_WITH(dptrain::read_csv<double>(header_only),
-                    Catch::Contains(header_only + ", line 2") && Catch::Contains("expected data rows after the header"));
+  CHECK_THROWS_WITH(dptrain::read_csv<double>(header_only), Catch::Contains(header_only + ", line 2") &&
+                                                                Catch::Contains("expected data rows after the header"));
 }
 
 TEST_CASE("read_csv: a file with one column or a label index beyond the columns is a parse_error", "[io]") {
   test::TempDir dir("csv");
   const std::string one = dir.write("one.csv", "y\n1\n");
-  CHECK_THROWS_WITH(dptrain::read_csv<double>(one), Catch::Contains(one + ", line 1") && Catch::Contains("at least 2 fields"));
+  CHECK_THROWS_WITH(dptrain::read_csv<double>(one),
+                    Catch::Contains(one + ", line 1") && Catch::Contains("at least 2 fields"));
   const std::string path = dir.write("data.csv", "a,y\n1,2\n");
   CHECK_THROWS_AS(dptrain::read_csv<double>(path, {.label_index = 2}), dptrain::parse_error);
   CHECK_THROWS_WITH(dptrain::read_csv<double>(path, {.label_index = 2}),

@@ -28,7 +28,8 @@ Bytes images_file(std::uint32_t n, std::uint32_t rows, std::uint32_t cols) {
   put_u32(out, n);
   put_u32(out, rows);
   put_u32(out, cols);
-  for (std::uint64_t k = 0; k < std::uint64_t{n} * rows * cols; ++k) out.push_back(static_cast<unsigned char>((7 * k + 3) % 256));
+  for (std::uint64_t k = 0; k < std::uint64_t{n} * rows * cols; ++k)
+    out.push_back(static_cast<unsigned char>((7 * k + 3) % 256));
   return out;
 }
 
@@ -43,8 +44,8 @@ Bytes labels_file(std::uint32_t n) {
 
 std::string write_plain(const test::TempDir& dir, const std::string& name, const Bytes& bytes) {
   const std::string path = dir.file(name);
-  std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()),
-                                              static_cast<std::streamsize>(bytes.size()));
+  std::ofstream(path, std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   return path;
 }
 
@@ -52,7 +53,8 @@ std::string write_gzip(const test::TempDir& dir, const std::string& name, const 
   const std::string path = dir.file(name);
   gzFile file = gzopen(path.c_str(), "wb");
   REQUIRE(file != nullptr);
-  if (!bytes.empty()) REQUIRE(gzwrite(file, bytes.data(), static_cast<unsigned>(bytes.size())) == static_cast<int>(bytes.size()));
+  if (!bytes.empty())
+    REQUIRE(gzwrite(file, bytes.data(), static_cast<unsigned>(bytes.size())) == static_cast<int>(bytes.size()));
   REQUIRE(gzclose(file) == Z_OK);
   return path;
 }
@@ -113,24 +115,23 @@ TEST_CASE("read_idx: images and labels form one data set", "[io]") {
   CHECK_NOTHROW(data.validate());
 }
 
-TEST_CASE("read_idx: a label count that differs from the image count is a parse_error naming the label file",
-          "[io]") {
+TEST_CASE("read_idx: a label count that differs from the image count is a parse_error naming the label file", "[io]") {
   test::TempDir dir("idx");
   const std::string images = write_plain(dir, "images", images_file(4, 2, 2));
   const std::string labels = write_plain(dir, "labels", labels_file(3));
   CHECK_THROWS_AS(dptrain::read_idx<double>(images, labels), dptrain::parse_error);
-  CHECK_THROWS_WITH(dptrain::read_idx<double>(images, labels),
-                    Catch::Contains(labels + ", byte 4") && Catch::Contains("expected 4 labels") &&
-                        Catch::Contains("found 3"));
+  CHECK_THROWS_WITH(dptrain::read_idx<double>(images, labels), Catch::Contains(labels + ", byte 4") &&
+                                                                   Catch::Contains("expected 4 labels") &&
+                                                                   Catch::Contains("found 3"));
 }
 
 TEST_CASE("read_idx_images: a missing file is a parse_error naming it", "[io]") {
   test::TempDir dir("idx");
   const std::string path = dir.file("no-such-file.gz");
   CHECK_THROWS_AS(dptrain::read_idx_images<float>(path), dptrain::parse_error);
-  CHECK_THROWS_WITH(dptrain::read_idx_images<float>(path),
-                    Catch::Contains(path + ", byte 0") && Catch::Contains("cannot open") &&
-                        Catch::Contains("No such file"));
+  CHECK_THROWS_WITH(dptrain::read_idx_images<float>(path), Catch::Contains(path + ", byte 0") &&
+                                                               Catch::Contains("cannot open") &&
+                                                               Catch::Contains("No such file"));
   CHECK_THROWS_AS(dptrain::read_idx_labels(path), dptrain::parse_error);
 }
 
@@ -150,12 +151,11 @@ TEST_CASE("read_idx_images: a wrong magic number is reported with the expected a
                     Catch::Contains(labels + ", byte 0") && Catch::Contains("expected the magic number 0x00000803") &&
                         Catch::Contains("found 0x00000801 (IDX labels)"));
   const std::string images = write_file(dir, "images", images_file(1, 1, 1), gzip);
-  CHECK_THROWS_WITH(dptrain::read_idx_labels(images),
-                    Catch::Contains(images + ", byte 0") && Catch::Contains("expected the magic number 0x00000801") &&
-                        Catch::Contains("found 0x00000803"));
+  CHECK_THROWS_WITH(dptrain::read_idx_labels(images), Catch::Contains(images + ", byte 0") &&
+                                                          Catch::Contains("expected the magic number 0x00000801") &&
+                                                          Catch::Contains("found 0x00000803"));
   const std::string text = write_plain(dir, "text.csv", Bytes{'a', ',', 'b', '\n', '1', ',', '2', '\n'});
-  CHECK_THROWS_WITH(dptrain::read_idx_labels(text),
-                    Catch::Contains("found 0x612c620a (not an IDX file)"));
+  CHECK_THROWS_WITH(dptrain::read_idx_labels(text), Catch::Contains("found 0x612c620a (not an IDX file)"));
 }
 
 TEST_CASE("read_idx_images: a truncated header is a parse_error at the missing field", "[io]") {
@@ -165,13 +165,13 @@ TEST_CASE("read_idx_images: a truncated header is a parse_error at the missing f
   bytes.resize(10);  // magic, count, half of the row count
   const std::string path = write_file(dir, "images", bytes, gzip);
   CHECK_THROWS_AS(dptrain::read_idx_images<float>(path), dptrain::parse_error);
-  CHECK_THROWS_WITH(dptrain::read_idx_images<float>(path),
-                    Catch::Contains(path + ", byte 8") && Catch::Contains("expected the row count") &&
-                        Catch::Contains("file ends after 10 bytes"));
+  CHECK_THROWS_WITH(dptrain::read_idx_images<float>(path), Catch::Contains(path + ", byte 8") &&
+                                                               Catch::Contains("expected the row count") &&
+                                                               Catch::Contains("file ends after 10 bytes"));
   const std::string empty = write_file(dir, "empty", Bytes{}, gzip);
-  CHECK_THROWS_WITH(dptrain::read_idx_labels(empty),
-                    Catch::Contains(empty + ", byte 0") && Catch::Contains("expected the magic number") &&
-                        Catch::Contains("file ends after 0 bytes"));
+  CHECK_THROWS_WITH(dptrain::read_idx_labels(empty), Catch::Contains(empty + ", byte 0") &&
+                                                         Catch::Contains("expected the magic number") &&
+                                                         Catch::Contains("file ends after 0 bytes"));
 }
 
 TEST_CASE("read_idx_images: truncated pixel data names the expected size and where the file ends", "[io]") {
@@ -196,9 +196,9 @@ TEST_CASE("read_idx_labels: truncated labels are a parse_error", "[io]") {
   bytes.resize(8 + 4);
   const std::string path = write_plain(dir, "labels", bytes);
   CHECK_THROWS_AS(dptrain::read_idx_labels(path), dptrain::parse_error);
-  CHECK_THROWS_WITH(dptrain::read_idx_labels(path),
-                    Catch::Contains(path + ", byte 12") && Catch::Contains("expected 10 bytes of labels") &&
-                        Catch::Contains("file ends after 4"));
+  CHECK_THROWS_WITH(dptrain::read_idx_labels(path), Catch::Contains(path + ", byte 12") &&
+                                                        Catch::Contains("expected 10 bytes of labels") &&
+                                                        Catch::Contains("file ends after 4"));
 }
 
 TEST_CASE("read_idx_images: bytes after the data are rejected", "[io]") {
@@ -224,8 +224,7 @@ TEST_CASE("read_idx_images: images without pixels are rejected", "[io]") {
                     Catch::Contains(path + ", byte 8") && Catch::Contains("found 0 × 28"));
 }
 
-TEST_CASE("read_idx_images: a gzip stream cut short or corrupted is a parse_error, never a partial load",
-          "[io]") {
+TEST_CASE("read_idx_images: a gzip stream cut short or corrupted is a parse_error, never a partial load", "[io]") {
   test::TempDir dir("idx");
   const std::string whole = write_gzip(dir, "whole.gz", images_file(50, 8, 8));
   std::ifstream in(whole, std::ios::binary);
@@ -244,8 +243,7 @@ TEST_CASE("read_idx_images: a gzip stream cut short or corrupted is a parse_erro
                     Catch::Contains(bad_crc + ", byte ") && Catch::Contains("cannot decompress"));
 }
 
-TEST_CASE("read_idx: the Fashion-MNIST test set reads as 10000 images of 784 pixels in 0 to 1, labels 0 to 9",
-          "[io]") {
+TEST_CASE("read_idx: the Fashion-MNIST test set reads as 10000 images of 784 pixels in 0 to 1, labels 0 to 9", "[io]") {
   const std::filesystem::path dir = "/usr/share/datasets/fashion-mnist";
   if (!std::filesystem::exists(dir / "train-images-idx3-ubyte.gz")) {
     WARN("Fashion-MNIST is not installed in " << dir << " (Debian package dataset-fashion-mnist): skipped");

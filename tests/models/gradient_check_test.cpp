@@ -143,23 +143,20 @@ TEMPLATE_TEST_CASE("gradient_check: a loss_and_gradient loss that disagrees with
 
 TEST_CASE("gradient_check: a non-finite gradient fails", "[models]") {
   const SoftmaxProblem<double> p;
-  const WrongModel<dptrain::SoftmaxRegression<double>> wrong{p.model, 4, std::numeric_limits<double>::quiet_NaN(),
-                                                             0};
+  const WrongModel<dptrain::SoftmaxRegression<double>> wrong{p.model, 4, std::numeric_limits<double>::quiet_NaN(), 0};
   const GradientCheckResult r = dptrain::gradient_check(wrong, p.theta, p.batch());
   CHECK_FALSE(r.passed);
   CHECK(r.worst_index == 4);
 }
 
-TEMPLATE_TEST_CASE("gradient_check: defaults depend on the scalar, options override them", "[models]", float,
-                   double) {
+TEMPLATE_TEST_CASE("gradient_check: defaults depend on the scalar, options override them", "[models]", float, double) {
   const SoftmaxProblem<TestType> p;
   const GradientCheckResult defaults = dptrain::gradient_check(p.model, p.theta, p.batch());
   CHECK(defaults.tolerance == Tolerance<TestType>::gradient_check);
   CHECK(defaults.coordinates == 18);
   CHECK(defaults.passed);
 
-  const GradientCheckResult strict =
-      dptrain::gradient_check(p.model, p.theta, p.batch(), {.tolerance = 1e-30});
+  const GradientCheckResult strict = dptrain::gradient_check(p.model, p.theta, p.batch(), {.tolerance = 1e-30});
   CHECK(strict.tolerance == 1e-30);
   CHECK_FALSE(strict.passed);  // finite differences are never that exact
 
@@ -172,8 +169,8 @@ TEMPLATE_TEST_CASE("gradient_check: defaults depend on the scalar, options overr
   CHECK(one.worst_index == 0);
 }
 
-TEMPLATE_TEST_CASE("gradient_check: long parameter vectors are checked on an evenly spaced subset", "[models]",
-                   float, double) {
+TEMPLATE_TEST_CASE("gradient_check: long parameter vectors are checked on an evenly spaced subset", "[models]", float,
+                   double) {
   const dptrain::SoftmaxRegression<TestType> model(784, 10);
   const RowMatrix<TestType> x = dptrain::test::random_features<TestType>(3, 784, 221);
   const Vector<Label> y{{3, 0, 9}};

@@ -84,8 +84,8 @@ TEMPLATE_TEST_CASE("LinearRegression: bad calls throw invalid_argument", "[model
   dptrain::test::require_bad_calls_throw(model, model.init_parameters(), p.batch());
 }
 
-TEMPLATE_TEST_CASE("LinearRegression: validate names a wrong feature count and a non-finite target", "[models]",
-                   float, double) {
+TEMPLATE_TEST_CASE("LinearRegression: validate names a wrong feature count and a non-finite target", "[models]", float,
+                   double) {
   const LinearRegression<TestType> model(2);
   const TinyProblem<TestType> p;
   CHECK_NOTHROW(model.validate(p.batch()));

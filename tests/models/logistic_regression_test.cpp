@@ -115,8 +115,8 @@ TEMPLATE_TEST_CASE("LogisticRegression: bad calls throw invalid_argument", "[mod
   dptrain::test::require_bad_calls_throw(model, model.init_parameters(), p.batch());
 }
 
-TEMPLATE_TEST_CASE("LogisticRegression: validate names a wrong feature count and a label other than 0 or 1",
-                   "[models]", float, double) {
+TEMPLATE_TEST_CASE("LogisticRegression: validate names a wrong feature count and a label other than 0 or 1", "[models]",
+                   float, double) {
   const LogisticRegression<TestType> model(2);
   const TinyProblem<TestType> p;
   CHECK_NOTHROW(model.validate(p.batch()));

@@ -57,7 +57,9 @@ double reference_loss(const Mlp<Scalar>& model, const RowMatrix<Scalar>& x, cons
   return loss;
 }
 
-double mean(const Eigen::Ref<const Vector<double>>& v) { return v.mean(); }
+double mean(const Eigen::Ref<const Vector<double>>& v) {
+  return v.mean();
+}
 double stddev(const Eigen::Ref<const Vector<double>>& v) {
   return std::sqrt((v.array() - v.mean()).square().sum() / static_cast<double>(v.size() - 1));
 }
@@ -162,8 +164,7 @@ TEMPLATE_TEST_CASE("Mlp: bad calls throw invalid_argument", "[models]", float, d
   dptrain::test::require_bad_calls_throw(model, model.init_parameters(), {x, y});
 }
 
-TEMPLATE_TEST_CASE("Mlp: validate names a wrong feature count and an out-of-range label", "[models]", float,
-                   double) {
+TEMPLATE_TEST_CASE("Mlp: validate names a wrong feature count and an out-of-range label", "[models]", float, double) {
   const Mlp<TestType> model({3, 8, 5});
   const RowMatrix<TestType> x = RowMatrix<TestType>::Zero(4, 3);
   Vector<Label> y{{0, 4, 2, 1}};
@@ -175,8 +176,7 @@ TEMPLATE_TEST_CASE("Mlp: validate names a wrong feature count and an out-of-rang
 
   y[3] = 5;
   CHECK_THROWS_AS(model.validate({x, y}), dptrain::invalid_argument);
-  CHECK_THROWS_WITH(model.validate({x, y}),
-                    "dptrain: Mlp: label 5 in row 3 is out of range, expected 0 <= label < 5");
+  CHECK_THROWS_WITH(model.validate({x, y}), "dptrain: Mlp: label 5 in row 3 is out of range, expected 0 <= label < 5");
 }
 
 TEST_CASE("Mlp: the constructor rejects fewer than 2 widths, a zero width and fewer than 2 classes", "[models]") {
@@ -229,7 +229,9 @@ TEMPLATE_TEST_CASE("Mlp: predict is the argmax of the output scores", "[models]"
   const Mlp<TestType> model({2, 2, 2});
   // W₀ = W₁ = I, b₀ = b₁ = 0: the scores are ReLU(x).
   const Vector<TestType> theta{{1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0}};
-  const RowMatrix<TestType> x{{TestType(1), TestType(2)}, {TestType(3), TestType(-1)}, {TestType(-1), TestType(-2)},
+  const RowMatrix<TestType> x{{TestType(1), TestType(2)},
+                              {TestType(3), TestType(-1)},
+                              {TestType(-1), TestType(-2)},
                               {TestType(-1), TestType(0.5)}};
   const Vector<Label> y{{0, 0, 0, 0}};
   auto ws = model.make_workspace(4);

@@ -15,7 +15,9 @@
 
 namespace no_malloc_test {
 inline long eigen_asserts = 0;  // failed eigen_asserts: forbidden allocations (or any other Eigen assert)
-inline void record_eigen_assert() noexcept { ++eigen_asserts; }
+inline void record_eigen_assert() noexcept {
+  ++eigen_asserts;
+}
 }  // namespace no_malloc_test
 
 #include <catch2/catch.hpp>

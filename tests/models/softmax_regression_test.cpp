@@ -96,8 +96,8 @@ TEMPLATE_TEST_CASE("SoftmaxRegression: huge scores give finite, exact losses", "
   const RowMatrix<TestType> x{{TestType(1)}, {TestType(1)}};
   const Vector<Label> y{{0, 1}};
   // z = (1000, 0, −1000) for both rows: e^1000 overflows without the max subtraction.
-  const Vector<TestType> theta{{TestType(500), TestType(0), TestType(-500), TestType(500), TestType(0),
-                                TestType(-500)}};
+  const Vector<TestType> theta{
+      {TestType(500), TestType(0), TestType(-500), TestType(500), TestType(0), TestType(-500)}};
   TestType loss = 0;
   const Vector<TestType> grad = dptrain::test::summed_gradient(model, theta, {x, y}, &loss);
   CHECK(loss == TestType(1000));  // row 0 costs ~e^{−1000} = 0, row 1 costs 1000
@@ -166,8 +166,8 @@ TEST_CASE("SoftmaxRegression: the constructor rejects no inputs and fewer than 2
 TEMPLATE_TEST_CASE("SoftmaxRegression: predict is the argmax of the scores, the first on ties", "[models]", float,
                    double) {
   const SoftmaxRegression<TestType> model(2, 3);
-  const RowMatrix<TestType> x{{TestType(1), TestType(2)}, {TestType(3), TestType(-1)}, {TestType(0), TestType(1)},
-                              {TestType(0), TestType(0)}};
+  const RowMatrix<TestType> x{
+      {TestType(1), TestType(2)}, {TestType(3), TestType(-1)}, {TestType(0), TestType(1)}, {TestType(0), TestType(0)}};
   const Vector<Label> y{{0, 0, 0, 0}};  // not read
   // W = [[1, 0, 0], [0, 1, 0]], b = (0, 0, 0.5): z = (x₀, x₁, 0.5)
   const Vector<TestType> theta{{1, 0, 0, 0, 1, 0, 0, 0, TestType(0.5)}};

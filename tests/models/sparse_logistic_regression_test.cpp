@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Tests of SparseLogisticRegression: equal to LogisticRegression on the dense copy, gradient check, predict, validation.
+// Tests of SparseLogisticRegression: equal to LogisticRegression on the dense copy, gradient check, predict,
+// validation.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -21,8 +22,8 @@ static_assert(dptrain::DatasetOf<dptrain::SparseDataset<float, Label>, SparseLog
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("SparseLogisticRegression: loss and gradient equal LogisticRegression on the dense copy",
-                   "[models]", float, double) {
+TEMPLATE_TEST_CASE("SparseLogisticRegression: loss and gradient equal LogisticRegression on the dense copy", "[models]",
+                   float, double) {
   test::SparseAndDense<TestType> data(37, 15, 0.3, 2, 11);
   const SparseLogisticRegression<TestType> sparse(15);
   const dptrain::LogisticRegression<TestType> dense(15);
@@ -52,7 +53,8 @@ TEMPLATE_TEST_CASE("SparseLogisticRegression: predict is 1 exactly where the den
   for (Index i = 0; i < 41; ++i) CHECK(predicted[i] == (z[i] > TestType(0) ? 1 : 0));
   // Targets are not needed.
   const Vector<Label> no_targets(0);
-  const typename SparseLogisticRegression<TestType>::batch_type unlabelled{data.sparse.rows(0, 41).features, no_targets};
+  const typename SparseLogisticRegression<TestType>::batch_type unlabelled{data.sparse.rows(0, 41).features,
+                                                                           no_targets};
   Vector<Label> again(41);
   model.predict(theta, unlabelled, again, ws);
   CHECK(again == predicted);

@@ -18,7 +18,8 @@ namespace test {
 /// Loss and gradient of `sparse` on `batch` equal those of `dense` on `dense_batch` (relative
 /// to the gradient's norm), from a non-zero starting gradient, since both add into it.
 template <class Sparse, class Dense>
-void require_matches_dense(const Sparse& sparse, const Dense& dense, const dptrain::Vector<typename Sparse::scalar_type>& theta,
+void require_matches_dense(const Sparse& sparse, const Dense& dense,
+                           const dptrain::Vector<typename Sparse::scalar_type>& theta,
                            const typename Sparse::batch_type& batch, const typename Dense::batch_type& dense_batch) {
   using Scalar = typename Sparse::scalar_type;
   const double tol = dptrain::test::Tolerance<Scalar>::relative;
@@ -46,8 +47,10 @@ struct SparseAndDense {
   typename dptrain::DenseDataset<Scalar, dptrain::Label>::Buffer dense_buffer;
 
   SparseAndDense(dptrain::Index rows, dptrain::Index cols, double density, dptrain::Index classes, unsigned seed)
-      : sparse(random_sparse<Scalar>(rows, cols, density, classes, seed)), dense(dense_copy(sparse)),
-        shuffled(static_cast<std::size_t>(rows)), sparse_buffer(sparse.make_buffer(rows)),
+      : sparse(random_sparse<Scalar>(rows, cols, density, classes, seed)),
+        dense(dense_copy(sparse)),
+        shuffled(static_cast<std::size_t>(rows)),
+        sparse_buffer(sparse.make_buffer(rows)),
         dense_buffer(dense.make_buffer(rows)) {
     std::iota(shuffled.begin(), shuffled.end(), dptrain::Index{0});
     std::reverse(shuffled.begin(), shuffled.end());

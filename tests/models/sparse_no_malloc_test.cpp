@@ -12,7 +12,9 @@
 
 namespace sparse_no_malloc_test {
 inline long eigen_asserts = 0;
-inline void record_eigen_assert() noexcept { ++eigen_asserts; }
+inline void record_eigen_assert() noexcept {
+  ++eigen_asserts;
+}
 }  // namespace sparse_no_malloc_test
 
 #include <catch2/catch.hpp>

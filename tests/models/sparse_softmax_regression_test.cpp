@@ -53,8 +53,8 @@ dptrain::SparseDataset<Scalar, Label> separable(Index n, Index d, Index k, unsig
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("SparseSoftmaxRegression: loss and gradient equal SoftmaxRegression on the dense copy",
-                   "[models]", float, double) {
+TEMPLATE_TEST_CASE("SparseSoftmaxRegression: loss and gradient equal SoftmaxRegression on the dense copy", "[models]",
+                   float, double) {
   test::SparseAndDense<TestType> data(43, 17, 0.3, 4, 21);
   const SparseSoftmaxRegression<TestType> sparse(17, 4);
   const dptrain::SoftmaxRegression<TestType> dense(17, 4);
@@ -111,7 +111,8 @@ TEST_CASE("SparseSoftmaxRegression: validate names bad labels, feature counts an
   const Index last = data.features.nonZeros() - 1;
   data.features.valuePtr()[last] = std::numeric_limits<double>::infinity();
   CHECK_THROWS_WITH(model.validate(data.rows(0, 20)),
-                    Catch::Contains("feature " + std::to_string(data.features.innerIndexPtr()[last]) + " of row 19 is not finite (inf)"));
+                    Catch::Contains("feature " + std::to_string(data.features.innerIndexPtr()[last]) +
+                                    " of row 19 is not finite (inf)"));
   CHECK_THROWS_AS(SparseSoftmaxRegression<double>(4, 1), dptrain::invalid_argument);
 }
 
@@ -139,7 +140,8 @@ TEST_CASE("SparseSoftmaxRegression: DataParallelTrainer learns it and matches de
   Vector<double> theta = model.init_parameters();
   auto ws = model.make_workspace(150);
   const double before = model.loss(theta, data.rows(0, 150), ws) / 150;
-  const dptrain::FitReport report = dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.5}).fit(model, theta, data);
+  const dptrain::FitReport report =
+      dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.5}).fit(model, theta, data);
   const double after = model.loss(theta, data.rows(0, 150), ws) / 150;
   CHECK(before == Approx(std::log(3.0)));
   CHECK(after < 0.1 * before);

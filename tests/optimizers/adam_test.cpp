@@ -73,8 +73,8 @@ TEMPLATE_TEST_CASE("Adam: weight decay is an L2 term added to the gradient", "[o
               {0.7564331085487204, -1.733451047682035, 0.2355602071995270});
 }
 
-TEMPLATE_TEST_CASE("Adam: step 1 moves each parameter by about lr whatever the gradient's scale",
-                   "[optimizers]", float, double) {
+TEMPLATE_TEST_CASE("Adam: step 1 moves each parameter by about lr whatever the gradient's scale", "[optimizers]", float,
+                   double) {
   // Bias correction makes m̂ = g and √v̂ = |g| at t = 1: θ1 = θ0 − lr·g/(|g| + ε) ≈ θ0 − lr·sign(g).
   // g = [1e-3, −1e3, 1]: θ1 = [1 − 0.1·1e-3/(1e-3 + 1e-8), −2 + 0.1, 0.5 − 0.1·1/(1 + 1e-8)]
   //                         = [0.9000009999900001, −1.9000000000000010, 0.400000001]
@@ -94,8 +94,11 @@ TEST_CASE("Adam: validate rejects bad hyperparameters and names the value", "[op
   CHECK_THAT(validation_error(dptrain::Adam{.lr = std::numeric_limits<double>::quiet_NaN()}),
              Contains("lr must") && Contains("got nan"));
   CHECK_THAT(validation_error(dptrain::Adam{.beta1 = 1.0}), Contains("beta1 must be in [0, 1)") && Contains("got 1"));
-  CHECK_THAT(validation_error(dptrain::Adam{.beta2 = -0.5}), Contains("beta2 must be in [0, 1)") && Contains("got -0.5"));
+  CHECK_THAT(validation_error(dptrain::Adam{.beta2 = -0.5}),
+             Contains("beta2 must be in [0, 1)") && Contains("got -0.5"));
   CHECK_THAT(validation_error(dptrain::Adam{.beta2 = 1.5}), Contains("beta2 must") && Contains("got 1.5"));
-  CHECK_THAT(validation_error(dptrain::Adam{.epsilon = 0.0}), Contains("epsilon must be finite and > 0") && Contains("got 0"));
-  CHECK_THAT(validation_error(dptrain::Adam{.weight_decay = -0.25}), Contains("weight_decay must") && Contains("got -0.25"));
+  CHECK_THAT(validation_error(dptrain::Adam{.epsilon = 0.0}),
+             Contains("epsilon must be finite and > 0") && Contains("got 0"));
+  CHECK_THAT(validation_error(dptrain::Adam{.weight_decay = -0.25}),
+             Contains("weight_decay must") && Contains("got -0.25"));
 }

@@ -25,13 +25,15 @@ TEMPLATE_TEST_CASE("AdamW: three steps with decoupled decay match hand-computed 
   check_close(s1.state[1], {0.00025, 0.001, 0.004});
   check_close(s1.theta, {0.850000002, -1.800000001, 0.3750000005});
   // t=2: 0.95·θ1 = [0.8075000019, −1.71000000095, 0.356250000475]
-  //      m̂ = [−0.02631578947368421, −0.3421052631578947, 1.473684210526316], √v̂ = [0.5, 0.7287081087471697, 1.580901522806657]
-  //      θ2 = 0.95·θ1 − 0.1·m̂/(√v̂ + 1e-8) = [0.8127631596894737, −1.663053184473458, 0.2630320371835098]
+  //      m̂ = [−0.02631578947368421, −0.3421052631578947, 1.473684210526316], √v̂ = [0.5,
+  //      0.7287081087471697, 1.580901522806657] θ2 = 0.95·θ1 − 0.1·m̂/(√v̂ + 1e-8) = [0.8127631596894737,
+  //      −1.663053184473458, 0.2630320371835098]
   check_close(run<TestType>(adamw, hand_theta0, first_grads(2)).theta,
               {0.8127631596894737, -1.663053184473458, 0.2630320371835098});
   // t=3: 0.95·θ2 = [0.772125001705, −1.579900525249785, 0.2498804353243343]
-  //      m̂ = [0.3523985239852399, −0.03136531365313653, 0.8376383763837638], √v̂ = [0.7072836536708789, 0.6612487712811835, 1.298532617314345]
-  //      θ3 = 0.95·θ2 − 0.1·m̂/(√v̂ + 1e-8) = [0.7223007880145193, −1.575157179849229, 0.1853739024298789]
+  //      m̂ = [0.3523985239852399, −0.03136531365313653, 0.8376383763837638], √v̂ = [0.7072836536708789,
+  //      0.6612487712811835, 1.298532617314345] θ3 = 0.95·θ2 − 0.1·m̂/(√v̂ + 1e-8) = [0.7223007880145193,
+  //      −1.575157179849229, 0.1853739024298789]
   check_close(run<TestType>(adamw, hand_theta0, first_grads(3)).theta,
               {0.7223007880145193, -1.575157179849229, 0.1853739024298789});
 }
@@ -69,11 +71,13 @@ TEMPLATE_TEST_CASE("AdamW: slicing theta gives bitwise the same result", "[optim
 
 TEST_CASE("AdamW: validate rejects bad hyperparameters and names the value", "[optimizers]") {
   CHECK_NOTHROW(dptrain::AdamW{}.validate());
-  CHECK_THAT(validation_error(dptrain::AdamW{.lr = -0.001}), Contains("dptrain::AdamW: lr must") && Contains("got -0.001"));
+  CHECK_THAT(validation_error(dptrain::AdamW{.lr = -0.001}),
+             Contains("dptrain::AdamW: lr must") && Contains("got -0.001"));
   CHECK_THAT(validation_error(dptrain::AdamW{.beta1 = 1.0}), Contains("beta1 must be in [0, 1)") && Contains("got 1"));
   CHECK_THAT(validation_error(dptrain::AdamW{.beta2 = 2.0}), Contains("beta2 must") && Contains("got 2"));
   CHECK_THAT(validation_error(dptrain::AdamW{.epsilon = -1e-8}), Contains("epsilon must") && Contains("got -1e-08"));
-  CHECK_THAT(validation_error(dptrain::AdamW{.weight_decay = -0.01}), Contains("weight_decay must") && Contains("got -0.01"));
+  CHECK_THAT(validation_error(dptrain::AdamW{.weight_decay = -0.01}),
+             Contains("weight_decay must") && Contains("got -0.01"));
   CHECK_THAT(validation_error(dptrain::AdamW{.lr = 2.0, .weight_decay = 0.5}),
              Contains("lr * weight_decay must be < 1") && Contains("got 1"));
 }

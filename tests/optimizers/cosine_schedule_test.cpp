@@ -7,21 +7,21 @@
 #include "dptrain/concepts.hpp"
 #include "optimizers/optimizer_testing.hpp"
 
-using dptrain_test::validation_error;
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
+using dptrain_test::validation_error;
 
 static_assert(dptrain::Schedule<dptrain::CosineSchedule>);
 
 TEST_CASE("CosineSchedule: half a cosine from 1 to 0 over total_steps", "[optimizers]") {
   // T = 4: factor = ½(1 + cos(π·min(t − 1, 4)/4)), cos(π/4) = 0.7071067811865476
   const dptrain::CosineSchedule schedule{.total_steps = 4};
-  CHECK(schedule.factor(1) == 1.0);                                    // ½(1 + cos 0)
+  CHECK(schedule.factor(1) == 1.0);                                      // ½(1 + cos 0)
   CHECK_THAT(schedule.factor(2), WithinAbs(0.8535533905932738, 1e-15));  // ½(1 + 0.7071067811865476)
   CHECK_THAT(schedule.factor(3), WithinAbs(0.5, 1e-15));                 // ½(1 + cos(π/2))
   CHECK_THAT(schedule.factor(4), WithinAbs(0.1464466094067262, 1e-15));  // ½(1 − 0.7071067811865476)
-  CHECK(schedule.factor(5) == 0.0);                                    // ½(1 + cos π)
-  CHECK(schedule.factor(1000) == 0.0);                                 // stays at the floor
+  CHECK(schedule.factor(5) == 0.0);                                      // ½(1 + cos π)
+  CHECK(schedule.factor(1000) == 0.0);                                   // stays at the floor
 }
 
 TEST_CASE("CosineSchedule: min_factor is the floor", "[optimizers]") {

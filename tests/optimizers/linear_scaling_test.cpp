@@ -35,10 +35,13 @@ TEST_CASE("linear_scaling: multiplies the learning rate by batch / base_batch", 
 }
 
 TEST_CASE("linear_scaling: rejects non-positive arguments and names them", "[optimizers]") {
-  CHECK_THAT(scaling_error(0.0, 256, 512), Contains("dptrain::linear_scaling: base_lr must be finite and > 0") && Contains("got 0"));
+  CHECK_THAT(scaling_error(0.0, 256, 512),
+             Contains("dptrain::linear_scaling: base_lr must be finite and > 0") && Contains("got 0"));
   CHECK_THAT(scaling_error(-0.1, 256, 512), Contains("base_lr must") && Contains("got -0.1"));
-  CHECK_THAT(scaling_error(std::numeric_limits<double>::infinity(), 256, 512), Contains("base_lr must") && Contains("got inf"));
-  CHECK_THAT(scaling_error(std::numeric_limits<double>::quiet_NaN(), 256, 512), Contains("base_lr must") && Contains("got nan"));
+  CHECK_THAT(scaling_error(std::numeric_limits<double>::infinity(), 256, 512),
+             Contains("base_lr must") && Contains("got inf"));
+  CHECK_THAT(scaling_error(std::numeric_limits<double>::quiet_NaN(), 256, 512),
+             Contains("base_lr must") && Contains("got nan"));
   CHECK_THAT(scaling_error(0.1, 0, 512), Contains("base_batch must be > 0") && Contains("got 0"));
   CHECK_THAT(scaling_error(0.1, -256, 512), Contains("base_batch must") && Contains("got -256"));
   CHECK_THAT(scaling_error(0.1, 256, 0), Contains("batch must be > 0") && Contains("got 0"));

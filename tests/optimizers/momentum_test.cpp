@@ -68,23 +68,28 @@ TEMPLATE_TEST_CASE("Momentum: weight decay enters the velocity", "[optimizers]",
 TEMPLATE_TEST_CASE("Momentum: momentum = 0 is bitwise plain Sgd", "[optimizers]", float, double) {
   const std::vector<double> theta0 = random_vector(23, 7);
   const std::vector<std::vector<double>> grads{random_vector(23, 8), random_vector(23, 9)};
-  const auto momentum = run<TestType>(dptrain::Momentum{.lr = 0.1, .momentum = 0.0, .weight_decay = 0.01}, theta0, grads);
+  const auto momentum =
+      run<TestType>(dptrain::Momentum{.lr = 0.1, .momentum = 0.0, .weight_decay = 0.01}, theta0, grads);
   const auto sgd = run<TestType>(dptrain::Sgd{.lr = 0.1, .weight_decay = 0.01}, theta0, grads);
   CHECK(momentum.theta == sgd.theta);
 }
 
 TEMPLATE_TEST_CASE("Momentum: slicing theta gives bitwise the same result", "[optimizers]", float, double) {
   check_slicing_invariance<TestType>(dptrain::Momentum{.lr = 0.1, .momentum = 0.9});
-  check_slicing_invariance<TestType>(dptrain::Momentum{.lr = 0.1, .momentum = 0.9, .nesterov = true, .weight_decay = 0.01});
+  check_slicing_invariance<TestType>(
+      dptrain::Momentum{.lr = 0.1, .momentum = 0.9, .nesterov = true, .weight_decay = 0.01});
 }
 
 TEST_CASE("Momentum: validate rejects bad hyperparameters and names the value", "[optimizers]") {
   CHECK_NOTHROW(dptrain::Momentum{}.validate());
   CHECK_NOTHROW(dptrain::Momentum{.momentum = 0.0}.validate());
-  CHECK_THAT(validation_error(dptrain::Momentum{.lr = -1.0}), Contains("dptrain::Momentum: lr must") && Contains("got -1"));
-  CHECK_THAT(validation_error(dptrain::Momentum{.momentum = 1.0}), Contains("momentum must be in [0, 1)") && Contains("got 1"));
+  CHECK_THAT(validation_error(dptrain::Momentum{.lr = -1.0}),
+             Contains("dptrain::Momentum: lr must") && Contains("got -1"));
+  CHECK_THAT(validation_error(dptrain::Momentum{.momentum = 1.0}),
+             Contains("momentum must be in [0, 1)") && Contains("got 1"));
   CHECK_THAT(validation_error(dptrain::Momentum{.momentum = -0.1}), Contains("momentum must") && Contains("got -0.1"));
-  CHECK_THAT(validation_error(dptrain::Momentum{.weight_decay = -0.5}), Contains("weight_decay must") && Contains("got -0.5"));
+  CHECK_THAT(validation_error(dptrain::Momentum{.weight_decay = -0.5}),
+             Contains("weight_decay must") && Contains("got -0.5"));
   CHECK_THAT(validation_error(dptrain::Momentum{.momentum = 0.0, .nesterov = true}),
              Contains("momentum must be > 0 when nesterov is true") && Contains("got 0"));
 }

@@ -16,7 +16,8 @@ TEMPLATE_TEST_CASE("RMSProp: three steps match hand-computed values", "[optimize
   // θ0 = [1, −2, 0.5], lr = 0.01, α = 0.99, ε = 1e-8: v ← 0.99·v + 0.01·g², θ ← θ − 0.01·g/(√v + 1e-8)
   const dptrain::RMSProp rmsprop{.lr = 0.01};
   // t=1: v = [0.0025, 0.01, 0.04], √v = [0.05, 0.1, 0.2]
-  //      θ1 = [1 − 0.005/(0.05 + 1e-8), −2 + 0.01/(0.1 + 1e-8), 0.5 − 0.02/(0.2 + 1e-8)] = [0.900000019999996, −1.900000009999999, 0.4000000049999998]
+  //      θ1 = [1 − 0.005/(0.05 + 1e-8), −2 + 0.01/(0.1 + 1e-8), 0.5 − 0.02/(0.2 + 1e-8)] = [0.900000019999996,
+  //      −1.900000009999999, 0.4000000049999998]
   const auto s1 = run<TestType>(rmsprop, hand_theta0, first_grads(1));
   check_close(s1.state[0], {0.0025, 0.01, 0.04});
   check_close(s1.theta, {0.900000019999996, -1.900000009999999, 0.4000000049999998});
@@ -61,27 +62,34 @@ TEMPLATE_TEST_CASE("RMSProp: weight decay adds lambda*theta to the gradient", "[
   check_close(run<TestType>(rmsprop, hand_theta0, first_grads(1)).theta,
               {0.900000009999999, -1.9000000049999997, 0.4000000044444442});
   // t=2: g' = [−0.0499999950000005, −0.7000000025, 1.200000002222222]
-  //      v = [0.009924999995, 0.044500000035, 0.06451875005333334], √v = [0.09962429420076210, 0.2109502311802478, 0.2540054134331261]
-  //      θ2 = θ1 − 0.01·g'/(√v + 1e-8) = [0.9050188651278843, −1.866816824047773, 0.3527569186078084]
+  //      v = [0.009924999995, 0.044500000035, 0.06451875005333334], √v = [0.09962429420076210, 0.2109502311802478,
+  //      0.2540054134331261] θ2 = θ1 − 0.01·g'/(√v + 1e-8) = [0.9050188651278843, −1.866816824047773,
+  //      0.3527569186078084]
   check_close(run<TestType>(rmsprop, hand_theta0, first_grads(2)).theta,
               {0.9050188651278843, -1.866816824047773, 0.3527569186078084});
   // t=3: g' = [1.452509432563942, −0.4334084120238866, −0.07362154069609582]
-  //      v = [0.03092358651192225, 0.04593342855078067, 0.06392776386534467], √v = [0.1758510350038414, 0.2143208542134448, 0.2528394033083939]
-  //      θ3 = θ2 − 0.01·g'/(√v + 1e-8) = [0.8224200137800171, −1.846594415295621, 0.3556687091286279]
+  //      v = [0.03092358651192225, 0.04593342855078067, 0.06392776386534467], √v = [0.1758510350038414,
+  //      0.2143208542134448, 0.2528394033083939] θ3 = θ2 − 0.01·g'/(√v + 1e-8) = [0.8224200137800171,
+  //      −1.846594415295621, 0.3556687091286279]
   check_close(run<TestType>(rmsprop, hand_theta0, first_grads(3)).theta,
               {0.8224200137800171, -1.846594415295621, 0.3556687091286279});
 }
 
 TEMPLATE_TEST_CASE("RMSProp: slicing theta gives bitwise the same result", "[optimizers]", float, double) {
   check_slicing_invariance<TestType>(dptrain::RMSProp{});
-  check_slicing_invariance<TestType>(dptrain::RMSProp{.lr = 0.001, .alpha = 0.9, .weight_decay = 0.01, .momentum = 0.9});
+  check_slicing_invariance<TestType>(
+      dptrain::RMSProp{.lr = 0.001, .alpha = 0.9, .weight_decay = 0.01, .momentum = 0.9});
 }
 
 TEST_CASE("RMSProp: validate rejects bad hyperparameters and names the value", "[optimizers]") {
   CHECK_NOTHROW(dptrain::RMSProp{}.validate());
-  CHECK_THAT(validation_error(dptrain::RMSProp{.lr = -0.01}), Contains("dptrain::RMSProp: lr must") && Contains("got -0.01"));
-  CHECK_THAT(validation_error(dptrain::RMSProp{.alpha = 1.0}), Contains("alpha must be in [0, 1)") && Contains("got 1"));
+  CHECK_THAT(validation_error(dptrain::RMSProp{.lr = -0.01}),
+             Contains("dptrain::RMSProp: lr must") && Contains("got -0.01"));
+  CHECK_THAT(validation_error(dptrain::RMSProp{.alpha = 1.0}),
+             Contains("alpha must be in [0, 1)") && Contains("got 1"));
   CHECK_THAT(validation_error(dptrain::RMSProp{.epsilon = 0.0}), Contains("epsilon must") && Contains("got 0"));
-  CHECK_THAT(validation_error(dptrain::RMSProp{.weight_decay = -0.1}), Contains("weight_decay must") && Contains("got -0.1"));
-  CHECK_THAT(validation_error(dptrain::RMSProp{.momentum = 1.0}), Contains("momentum must be in [0, 1)") && Contains("got 1"));
+  CHECK_THAT(validation_error(dptrain::RMSProp{.weight_decay = -0.1}),
+             Contains("weight_decay must") && Contains("got -0.1"));
+  CHECK_THAT(validation_error(dptrain::RMSProp{.momentum = 1.0}),
+             Contains("momentum must be in [0, 1)") && Contains("got 1"));
 }

@@ -9,9 +9,9 @@
 #include "dptrain/optimizers/step_schedule.hpp"
 #include "optimizers/optimizer_testing.hpp"
 
-using dptrain_test::validation_error;
 using Catch::Matchers::Contains;
 using Catch::Matchers::WithinAbs;
+using dptrain_test::validation_error;
 
 static_assert(dptrain::Schedule<dptrain::WarmupSchedule<>>);
 static_assert(dptrain::Schedule<dptrain::WarmupSchedule<dptrain::CosineSchedule>>);
@@ -37,14 +37,15 @@ TEST_CASE("WarmupSchedule: warmup_steps = 0 or 1 is no warm-up", "[optimizers]")
 TEST_CASE("WarmupSchedule: composes with a cosine decay", "[optimizers]") {
   // W = 2, cosine over T = 4 counted from step 1: factor = ½(1 + cos(π·min(t − 1, 4)/4))·min(1, t/2)
   const dptrain::WarmupSchedule<dptrain::CosineSchedule> schedule{.warmup_steps = 2, .after = {.total_steps = 4}};
-  CHECK(schedule.factor(1) == 0.5);                                    // 1·½
+  CHECK(schedule.factor(1) == 0.5);                                      // 1·½
   CHECK_THAT(schedule.factor(2), WithinAbs(0.8535533905932738, 1e-15));  // ½(1 + cos(π/4))·1
   CHECK_THAT(schedule.factor(3), WithinAbs(0.5, 1e-15));                 // ½(1 + cos(π/2))
   CHECK(schedule.factor(5) == 0.0);
 }
 
 TEST_CASE("WarmupSchedule: the documented cosine example builds with designated initialisers", "[optimizers]") {
-  const auto schedule = dptrain::WarmupSchedule<dptrain::CosineSchedule>{.warmup_steps = 500, .after = {.total_steps = 10000}};
+  const auto schedule =
+      dptrain::WarmupSchedule<dptrain::CosineSchedule>{.warmup_steps = 500, .after = {.total_steps = 10000}};
   CHECK_NOTHROW(schedule.validate());
   // t = 1: ½(1 + cos 0)·(1/500) = 0.002; t = 10001: the cosine has reached 0
   CHECK(schedule.factor(1) == 0.002);
@@ -55,7 +56,8 @@ TEST_CASE("WarmupSchedule: the documented cosine example builds with designated 
 
 TEST_CASE("WarmupSchedule: composes with step decay", "[optimizers]") {
   // W = 4, step_size = 3, γ = 0.5: factor = 0.5^floor((t − 1)/3)·min(1, t/4)
-  const dptrain::WarmupSchedule<dptrain::StepSchedule> schedule{.warmup_steps = 4, .after = {.step_size = 3, .gamma = 0.5}};
+  const dptrain::WarmupSchedule<dptrain::StepSchedule> schedule{.warmup_steps = 4,
+                                                                .after = {.step_size = 3, .gamma = 0.5}};
   CHECK(schedule.factor(1) == 0.25);  // 1·1/4
   CHECK(schedule.factor(3) == 0.75);  // 1·3/4
   CHECK(schedule.factor(4) == 0.5);   // 0.5·1
@@ -68,6 +70,7 @@ TEST_CASE("WarmupSchedule: validate checks warmup_steps and the inner schedule",
              Contains("dptrain::WarmupSchedule: warmup_steps must be >= 0") && Contains("got -1"));
   CHECK_THAT(validation_error(dptrain::WarmupSchedule<dptrain::CosineSchedule>{.warmup_steps = 10}),
              Contains("dptrain::CosineSchedule: total_steps must be > 0"));
-  CHECK_THAT(validation_error(dptrain::WarmupSchedule<dptrain::StepSchedule>{.warmup_steps = 10, .after = {.step_size = 5, .gamma = 3.0}}),
+  CHECK_THAT(validation_error(dptrain::WarmupSchedule<dptrain::StepSchedule>{.warmup_steps = 10,
+                                                                             .after = {.step_size = 5, .gamma = 3.0}}),
              Contains("dptrain::StepSchedule: gamma must") && Contains("got 3"));
 }

@@ -6,8 +6,8 @@
 
 static_assert(dptrain::Partitioner<dptrain::WeightedPartitioner>);
 
-using dptrain::Index;
 using Catch::Matchers::Contains;
+using dptrain::Index;
 
 TEST_CASE("WeightedPartitioner: sizes follow the shares", "[partitioners]") {
   const dptrain::WeightedPartitioner p{.shares = {2, 1, 1}};

@@ -52,8 +52,10 @@ dptrain::DenseDataset<Scalar, Label> cluster_data(Index n, Index d, Index classe
 /// The textbook single-thread loop, no shuffling: step k takes minibatch (k − 1) mod
 /// batches_per_epoch, computes its mean gradient on one thread and updates all of θ at once.
 template <class M, class D, class O>
-dptrain::Vector<typename M::scalar_type> reference_training(const M& model, dptrain::Vector<typename M::scalar_type> theta,
-                                                           const D& data, Index batch, Index steps, const O& optimizer) {
+dptrain::Vector<typename M::scalar_type> reference_training(const M& model,
+                                                            dptrain::Vector<typename M::scalar_type> theta,
+                                                            const D& data, Index batch, Index steps,
+                                                            const O& optimizer) {
   using Scalar = typename M::scalar_type;
   const Index n = data.size(), batches = (n + batch - 1) / batch, len = theta.size();
   std::array<dptrain::Vector<Scalar>, static_cast<std::size_t>(O::state_slots)> state;
@@ -66,11 +68,13 @@ dptrain::Vector<typename M::scalar_type> reference_training(const M& model, dptr
     model.loss_and_gradient(theta, data.rows(start, size), grad, ws);
     grad /= static_cast<Scalar>(size);
     [&]<std::size_t... K>(std::index_sequence<K...>) {
-      optimizer.update(dptrain::UpdateSlice<Scalar, O::state_slots>{dptrain::VectorMap<Scalar>(theta.data(), len),
-                                                                     dptrain::ConstVectorMap<Scalar>(grad.data(), len),
-                                                                     {dptrain::VectorMap<Scalar>(state[K].data(), len)...}},
-                       dptrain::StepInfo{step, optimizer.lr});
-    }(std::make_index_sequence<static_cast<std::size_t>(O::state_slots)>{});
+      optimizer.update(
+          dptrain::UpdateSlice<Scalar, O::state_slots>{dptrain::VectorMap<Scalar>(theta.data(), len),
+                                                       dptrain::ConstVectorMap<Scalar>(grad.data(), len),
+                                                       {dptrain::VectorMap<Scalar>(state[K].data(), len)...}},
+          dptrain::StepInfo{step, optimizer.lr});
+    }
+    (std::make_index_sequence<static_cast<std::size_t>(O::state_slots)>{});
   }
   return theta;
 }

@@ -17,9 +17,8 @@ class TempDir {
   explicit TempDir(const std::string& tag) {
     static std::atomic<unsigned> counter{0};
     const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
-    path_ = std::filesystem::temp_directory_path() /
-            ("dptrain_" + tag + "_" + std::to_string(std::random_device{}()) + "_" + std::to_string(now) + "_" +
-             std::to_string(counter++));
+    path_ = std::filesystem::temp_directory_path() / ("dptrain_" + tag + "_" + std::to_string(std::random_device{}()) +
+                                                      "_" + std::to_string(now) + "_" + std::to_string(counter++));
     std::filesystem::create_directories(path_);
   }
   TempDir(const TempDir&) = delete;

@@ -39,7 +39,8 @@ TEST_CASE("Convergence: logistic regression separates separable data", "[trainer
   CHECK(report.epoch_loss.back() < 0.02);
 }
 
-TEST_CASE("Convergence: softmax regression and an MLP reach a low loss on separable clusters", "[trainer][convergence]") {
+TEST_CASE("Convergence: softmax regression and an MLP reach a low loss on separable clusters",
+          "[trainer][convergence]") {
   const auto data = test::cluster_data<float>(900, 6, 5, 8, 3.0);
   const dptrain::TrainerOptions options{.threads = 3, .batch_size = 64, .epochs = 40, .seed = 2};
   SECTION("softmax regression") {

@@ -7,9 +7,9 @@
 
 using dptrain::Index;
 
-TEMPLATE_TEST_CASE("DataParallelTrainer: N threads match single-thread training on the whole minibatch",
-                   "[trainer]", dptrain::SerialAggregator, dptrain::TreeAggregator,
-                   dptrain::ReduceScatterAggregator, dptrain::RingAllReduceAggregator) {
+TEMPLATE_TEST_CASE("DataParallelTrainer: N threads match single-thread training on the whole minibatch", "[trainer]",
+                   dptrain::SerialAggregator, dptrain::TreeAggregator, dptrain::ReduceScatterAggregator,
+                   dptrain::RingAllReduceAggregator) {
   const Index threads = GENERATE(1, 2, 3, 4, 7);
   const Index batch = GENERATE(8, 12, 7);  // 45 samples: every epoch ends in a partial minibatch
   const auto data = test::cluster_data<double>(45, 6, 4, 11);
@@ -36,8 +36,8 @@ TEST_CASE("DataParallelTrainer: a multilayer model also matches single-thread tr
   const dptrain::Adam optimizer{.lr = 0.01};
   dptrain::Vector<double> theta = model.init_parameters(9);
   const dptrain::Vector<double> expected = test::reference_training(model, theta, data, 16, 9, optimizer);
-  dptrain::DataParallelTrainer trainer({.threads = threads, .batch_size = 16, .epochs = 3, .max_steps = 9, .shuffle = false},
-                                       optimizer);
+  dptrain::DataParallelTrainer trainer(
+      {.threads = threads, .batch_size = 16, .epochs = 3, .max_steps = 9, .shuffle = false}, optimizer);
   trainer.fit(model, theta, data);
   CHECK(test::relative_error(theta, expected) <= 1e-12);
 }
@@ -79,7 +79,8 @@ TEST_CASE("DataParallelTrainer: gradient accumulation of k minibatches equals on
                                dptrain::Sgd{.lr = 0.1})
       .fit(model, accumulated, data);
   const dptrain::FitReport report =
-      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 32, .epochs = 2, .shuffle = false}, dptrain::Sgd{.lr = 0.1})
+      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 32, .epochs = 2, .shuffle = false},
+                                   dptrain::Sgd{.lr = 0.1})
           .fit(model, large, data);
   CHECK(report.steps == 6);
   CHECK(test::relative_error(accumulated, large) <= 1e-12);
@@ -91,9 +92,9 @@ TEST_CASE("DataParallelTrainer: equal weighting is the mean of the workers' mean
   const dptrain::LinearRegression<double> model(3);
   dptrain::Vector<double> theta = dptrain::Vector<double>::Constant(4, 0.25);
   const dptrain::Vector<double> start = theta;
-  dptrain::DataParallelTrainer({.threads = 3, .batch_size = 10, .max_steps = 1, .shuffle = false,
-                                .weighting = dptrain::Weighting::equal},
-                               dptrain::Sgd{.lr = 1.0})
+  dptrain::DataParallelTrainer(
+      {.threads = 3, .batch_size = 10, .max_steps = 1, .shuffle = false, .weighting = dptrain::Weighting::equal},
+      dptrain::Sgd{.lr = 1.0})
       .fit(model, theta, data);
   dptrain::Vector<double> mean = dptrain::Vector<double>::Zero(4);
   auto ws = model.make_workspace(10);
@@ -120,7 +121,8 @@ TEST_CASE("DataParallelTrainer: the report counts steps, epochs, samples and pha
   const dptrain::LinearRegression<double> model(3);
   dptrain::Vector<double> theta = model.init_parameters();
   SECTION("every minibatch, partial last one included") {
-    const auto report = dptrain::DataParallelTrainer({.threads = 2, .batch_size = 16, .epochs = 3}).fit(model, theta, data);
+    const auto report =
+        dptrain::DataParallelTrainer({.threads = 2, .batch_size = 16, .epochs = 3}).fit(model, theta, data);
     CHECK(report.steps == 12);
     CHECK(report.epochs == 3);
     CHECK(report.samples == 150);
@@ -132,8 +134,8 @@ TEST_CASE("DataParallelTrainer: the report counts steps, epochs, samples and pha
     CHECK(report.samples_per_second() > 0);
   }
   SECTION("drop_last skips the partial minibatch") {
-    const auto report =
-        dptrain::DataParallelTrainer({.threads = 2, .batch_size = 16, .epochs = 3, .drop_last = true}).fit(model, theta, data);
+    const auto report = dptrain::DataParallelTrainer({.threads = 2, .batch_size = 16, .epochs = 3, .drop_last = true})
+                            .fit(model, theta, data);
     CHECK(report.steps == 9);
     CHECK(report.samples == 144);
   }
@@ -162,7 +164,8 @@ TEST_CASE("DataParallelTrainer: gradient clipping bounds the step to lr times cl
   const dptrain::LinearRegression<double> model(3);
   dptrain::Vector<double> theta = dptrain::Vector<double>::Constant(4, 50.0);
   const dptrain::Vector<double> start = theta;
-  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 20, .max_steps = 1, .clip_norm = 0.5}, dptrain::Sgd{.lr = 1.0})
+  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 20, .max_steps = 1, .clip_norm = 0.5},
+                               dptrain::Sgd{.lr = 1.0})
       .fit(model, theta, data);
   CHECK((theta - start).norm() == Approx(0.5).epsilon(1e-12));
 }

@@ -8,8 +8,8 @@
 #include "dptrain/dptrain.hpp"
 #include "support/data.hpp"
 
-using dptrain::Index;
 using Catch::Matchers::Contains;
+using dptrain::Index;
 
 namespace {
 

@@ -22,10 +22,18 @@ void* counted(std::size_t size, std::size_t align) {
 }  // namespace
 
 // The replacements cover the whole test executable; they only count and forward to malloc.
-void* operator new(std::size_t size) { return counted(size, 0); }
-void* operator new[](std::size_t size) { return counted(size, 0); }
-void* operator new(std::size_t size, std::align_val_t a) { return counted(size, static_cast<std::size_t>(a)); }
-void* operator new[](std::size_t size, std::align_val_t a) { return counted(size, static_cast<std::size_t>(a)); }
+void* operator new(std::size_t size) {
+  return counted(size, 0);
+}
+void* operator new[](std::size_t size) {
+  return counted(size, 0);
+}
+void* operator new(std::size_t size, std::align_val_t a) {
+  return counted(size, static_cast<std::size_t>(a));
+}
+void* operator new[](std::size_t size, std::align_val_t a) {
+  return counted(size, static_cast<std::size_t>(a));
+}
 void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
   try {
     return counted(size, 0);
@@ -33,15 +41,33 @@ void* operator new(std::size_t size, const std::nothrow_t&) noexcept {
     return nullptr;
   }
 }
-void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept { return operator new(size, tag); }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void* operator new[](std::size_t size, const std::nothrow_t& tag) noexcept {
+  return operator new(size, tag);
+}
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept {
+  std::free(p);
+}
 
 namespace {
 
@@ -77,8 +103,8 @@ TEST_CASE("DataParallelTrainer: steps 10 to 100 make no heap allocation", "[trai
                                                         dptrain::Adam{});
   check_no_allocation<dptrain::RingAllReduceAggregator>(dptrain::SoftmaxRegression<float>(6, 3), classes, threads,
                                                         dptrain::Momentum{});
-  check_no_allocation<dptrain::TreeAggregator>(dptrain::LogisticRegression<float>(6), test::cluster_data<float>(230, 6, 2, 3),
-                                               threads, dptrain::AdamW{});
+  check_no_allocation<dptrain::TreeAggregator>(dptrain::LogisticRegression<float>(6),
+                                               test::cluster_data<float>(230, 6, 2, 3), threads, dptrain::AdamW{});
   check_no_allocation<dptrain::SerialAggregator>(dptrain::LinearRegression<float>(6), regression, threads,
                                                  dptrain::RMSProp{});
 }

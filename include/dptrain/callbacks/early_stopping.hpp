@@ -16,8 +16,8 @@ namespace dptrain {
 
 /// Options of EarlyStopping.
 struct EarlyStoppingOptions {
-  Index patience = 5;      ///< epochs without improvement before stopping (≥ 1)
-  double min_delta = 0;    ///< an improvement must beat the best value by more than this (≥ 0)
+  Index patience = 5;        ///< epochs without improvement before stopping (≥ 1)
+  double min_delta = 0;      ///< an improvement must beat the best value by more than this (≥ 0)
   bool restore_best = true;  ///< write the best θ back when stopping and at the end of fit()
 };
 
@@ -62,8 +62,8 @@ class EarlyStopping {
   /// Forgets the previous fit().
   template <class Scalar>
   void on_fit_begin(TrainContext<Scalar>&) {
-    best_value_ = higher_is_better_ ? -std::numeric_limits<double>::infinity()
-                                    : std::numeric_limits<double>::infinity();
+    best_value_ =
+        higher_is_better_ ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
     best_epoch_ = -1;
     stopped_epoch_ = -1;
     epochs_without_improvement_ = 0;
@@ -75,8 +75,8 @@ class EarlyStopping {
   template <class Scalar>
   bool on_epoch_end(TrainContext<Scalar>& ctx) {
     const double value = metric(ctx);
-    const bool improved = higher_is_better_ ? value > best_value_ + options_.min_delta
-                                            : value < best_value_ - options_.min_delta;
+    const bool improved =
+        higher_is_better_ ? value > best_value_ + options_.min_delta : value < best_value_ - options_.min_delta;
     if (improved) {
       best_value_ = value;
       best_epoch_ = ctx.epoch;

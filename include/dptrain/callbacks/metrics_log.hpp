@@ -100,8 +100,7 @@ class MetricsLog {
   template <class Scalar>
   void on_epoch_end(TrainContext<Scalar>& ctx) {
     const double seconds = std::chrono::duration<double>(clock::now() - epoch_start_).count();
-    const double throughput =
-        seconds > 0 ? static_cast<double>(ctx.report.samples - epoch_samples_) / seconds : 0.0;
+    const double throughput = seconds > 0 ? static_cast<double>(ctx.report.samples - epoch_samples_) / seconds : 0.0;
     WorkerTimes worst;
     const std::size_t workers = std::min(previous_.size(), ctx.report.workers.size());
     for (std::size_t r = 0; r < workers; ++r) {

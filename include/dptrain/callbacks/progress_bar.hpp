@@ -167,14 +167,15 @@ class ProgressBar {
     detail::format_duration(left, eta(ctx, now));
     const Index width = std::clamp<Index>(options_.width, 1, 200);
     const double fraction =
-        steps_per_epoch_ > 0 ? std::clamp(static_cast<double>(in_epoch) / static_cast<double>(steps_per_epoch_), 0.0, 1.0)
-                             : 0.0;
+        steps_per_epoch_ > 0
+            ? std::clamp(static_cast<double>(in_epoch) / static_cast<double>(steps_per_epoch_), 0.0, 1.0)
+            : 0.0;
     const auto filled = static_cast<Index>(fraction * static_cast<double>(width));
     for (Index i = 0; i < width; ++i) bar[i] = i < filled ? '=' : (i == filled ? '>' : ' ');
     bar[width] = '\0';
     char text[512];
-    const int n = std::snprintf(text, sizeof text, "\r%s [%s] %lld/%lld loss %.6g %.0f samples/s ETA %s   ", epoch,
-                                bar, static_cast<long long>(in_epoch), static_cast<long long>(steps_per_epoch_), loss,
+    const int n = std::snprintf(text, sizeof text, "\r%s [%s] %lld/%lld loss %.6g %.0f samples/s ETA %s   ", epoch, bar,
+                                static_cast<long long>(in_epoch), static_cast<long long>(steps_per_epoch_), loss,
                                 samples_per_second(ctx, now), left);
     write(text, n);
     out_->flush();

@@ -35,8 +35,8 @@ class AlignedBuffer {
   static std::unique_ptr<Scalar[], Free> allocate(Index size) {
     constexpr auto line = static_cast<Index>(cache_line_bytes / sizeof(Scalar));
     const Index padded = std::max<Index>(line, (size + line - 1) / line * line);
-    auto* p = static_cast<Scalar*>(::operator new[](static_cast<std::size_t>(padded) * sizeof(Scalar),
-                                                    std::align_val_t{cache_line_bytes}));
+    auto* p = static_cast<Scalar*>(
+        ::operator new[](static_cast<std::size_t>(padded) * sizeof(Scalar), std::align_val_t{cache_line_bytes}));
     std::fill(p, p + padded, Scalar(0));
     return std::unique_ptr<Scalar[], Free>(p);
   }

@@ -16,12 +16,12 @@ namespace dptrain {
  */
 template <class Scalar>
 struct TrainContext {
-  VectorMap<Scalar> theta;   ///< the parameters being trained
-  const FitReport& report;   ///< progress so far (steps, epoch losses, timings)
-  Index epoch = 0;           ///< 0-based epoch in progress (on_fit_end: epochs run)
-  Index step = 0;            ///< optimizer steps taken so far
-  double loss = 0;           ///< on_step_end: the step's mean loss; on_epoch_end/on_fit_end: the epoch's
-  double lr = 0;             ///< learning rate of the last step
+  VectorMap<Scalar> theta;  ///< the parameters being trained
+  const FitReport& report;  ///< progress so far (steps, epoch losses, timings)
+  Index epoch = 0;          ///< 0-based epoch in progress (on_fit_end: epochs run)
+  Index step = 0;           ///< optimizer steps taken so far
+  double loss = 0;          ///< on_step_end: the step's mean loss; on_epoch_end/on_fit_end: the epoch's
+  double lr = 0;            ///< learning rate of the last step
   // The plan of this fit(), fixed before on_fit_begin (for progress bars and ETAs):
   Index steps_per_epoch = 0;  ///< optimizer steps in a full epoch
   Index total_steps = 0;      ///< steps fit() will take unless a hook stops it (epochs and max_steps)

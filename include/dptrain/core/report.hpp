@@ -24,16 +24,16 @@ struct WorkerTimes {
  * may be partial when max_steps or a callback ended training.
  */
 struct FitReport {
-  Index threads = 0;                ///< workers in the team
-  Index steps = 0;                  ///< optimizer steps taken, skipped ones included
-  Index skipped_steps = 0;          ///< non-finite steps skipped (NonFinitePolicy::skip)
-  Index epochs = 0;                 ///< epochs run; epoch_loss.size()
-  Index samples = 0;                ///< samples whose gradient was computed
-  bool stopped_by_callback = false; ///< a hook returned true
-  std::vector<double> epoch_loss;   ///< mean training loss of each epoch
-  double final_loss = 0;            ///< mean loss of the last step's minibatch
-  double seconds = 0;               ///< wall time of fit()
-  std::vector<WorkerTimes> workers; ///< per-worker phase times, indexed by rank
+  Index threads = 0;                 ///< workers in the team
+  Index steps = 0;                   ///< optimizer steps taken, skipped ones included
+  Index skipped_steps = 0;           ///< non-finite steps skipped (NonFinitePolicy::skip)
+  Index epochs = 0;                  ///< epochs run; epoch_loss.size()
+  Index samples = 0;                 ///< samples whose gradient was computed
+  bool stopped_by_callback = false;  ///< a hook returned true
+  std::vector<double> epoch_loss;    ///< mean training loss of each epoch
+  double final_loss = 0;             ///< mean loss of the last step's minibatch
+  double seconds = 0;                ///< wall time of fit()
+  std::vector<WorkerTimes> workers;  ///< per-worker phase times, indexed by rank
 
   /// Training throughput over the whole fit().
   [[nodiscard]] double samples_per_second() const noexcept {

@@ -154,9 +154,9 @@ struct SparseDataset {
       buffer.outer[static_cast<std::size_t>(i) + 1] = at;
       buffer.targets[i] = targets[r];
     }
-    return {Eigen::Map<const matrix_type>(count, dim(), at, buffer.outer.data(), buffer.inner.data(),
-                                          buffer.values.data()),
-            buffer.targets.head(count)};
+    return {
+        Eigen::Map<const matrix_type>(count, dim(), at, buffer.outer.data(), buffer.inner.data(), buffer.values.data()),
+        buffer.targets.head(count)};
   }
 
  private:

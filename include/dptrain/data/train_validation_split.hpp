@@ -24,7 +24,8 @@ namespace detail::split {
 [[nodiscard]] inline std::uint64_t draw_at_most(std::mt19937_64& engine, std::uint64_t bound) {
   if (bound == std::numeric_limits<std::uint64_t>::max()) return engine();
   const std::uint64_t range = bound + 1;
-  const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() - std::numeric_limits<std::uint64_t>::max() % range;
+  const std::uint64_t limit =
+      std::numeric_limits<std::uint64_t>::max() - std::numeric_limits<std::uint64_t>::max() % range;
   std::uint64_t x = engine();
   while (x >= limit) x = engine();
   return x % range;

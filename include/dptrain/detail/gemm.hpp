@@ -72,13 +72,13 @@ class BorrowedBlocking : public Eigen::internal::level3_blocking<Scalar, Scalar>
 
 /// C (m × n, row-major, outer stride ldc) += A·B, with A and B stored as LhsOrder and RhsOrder.
 template <int LhsOrder, int RhsOrder, class Scalar>
-void kernel(Index m, Index n, Index k, const Scalar* a, Index lda, const Scalar* b, Index ldb, Scalar* c,
-                 Index ldc, const Plan& plan, Buffers<Scalar>& buffers) {
+void kernel(Index m, Index n, Index k, const Scalar* a, Index lda, const Scalar* b, Index ldb, Scalar* c, Index ldc,
+            const Plan& plan, Buffers<Scalar>& buffers) {
   if (m == 0 || n == 0 || k == 0) return;
   BorrowedBlocking<Scalar> blocking(plan, buffers);
   Eigen::internal::general_matrix_matrix_product<Index, Scalar, LhsOrder, false, Scalar, RhsOrder, false,
-                                                 Eigen::RowMajor, 1>::run(m, n, k, a, lda, b, ldb, c, 1, ldc,
-                                                                          Scalar(1), blocking, nullptr);
+                                                 Eigen::RowMajor, 1>::run(m, n, k, a, lda, b, ldb, c, 1, ldc, Scalar(1),
+                                                                          blocking, nullptr);
 }
 #endif
 
@@ -89,7 +89,7 @@ void add_product(Eigen::Map<RowMatrix<Scalar>> c, const Eigen::Ref<const RowMatr
                  const Eigen::Ref<const RowMatrix<Scalar>>& b, const Plan& plan, Buffers<Scalar>& buffers) {
 #if DPTRAIN_DETAIL_OWN_GEMM_BUFFERS
   kernel<Eigen::RowMajor, Eigen::RowMajor>(c.rows(), c.cols(), a.cols(), a.data(), a.outerStride(), b.data(),
-                                                b.outerStride(), c.data(), c.outerStride(), plan, buffers);
+                                           b.outerStride(), c.data(), c.outerStride(), plan, buffers);
 #else
   static_cast<void>(plan), static_cast<void>(buffers);
   c.noalias() += a * b;
@@ -99,12 +99,11 @@ void add_product(Eigen::Map<RowMatrix<Scalar>> c, const Eigen::Ref<const RowMatr
 /// C += Aᵀ·B, all row-major (A is stored untransposed); see add_product().
 template <class Scalar>
 void add_transposed_product(Eigen::Map<RowMatrix<Scalar>> c, const Eigen::Ref<const RowMatrix<Scalar>>& a,
-                            const Eigen::Ref<const RowMatrix<Scalar>>& b, const Plan& plan,
-                            Buffers<Scalar>& buffers) {
+                            const Eigen::Ref<const RowMatrix<Scalar>>& b, const Plan& plan, Buffers<Scalar>& buffers) {
 #if DPTRAIN_DETAIL_OWN_GEMM_BUFFERS
   // A stored row-major is Aᵀ stored column-major.
   kernel<Eigen::ColMajor, Eigen::RowMajor>(c.rows(), c.cols(), a.rows(), a.data(), a.outerStride(), b.data(),
-                                                b.outerStride(), c.data(), c.outerStride(), plan, buffers);
+                                           b.outerStride(), c.data(), c.outerStride(), plan, buffers);
 #else
   static_cast<void>(plan), static_cast<void>(buffers);
   c.noalias() += a.transpose() * b;
@@ -114,11 +113,10 @@ void add_transposed_product(Eigen::Map<RowMatrix<Scalar>> c, const Eigen::Ref<co
 /// C += A·Bᵀ, all row-major (B is stored untransposed); see add_product().
 template <class Scalar>
 void add_product_transposed(Eigen::Map<RowMatrix<Scalar>> c, const Eigen::Ref<const RowMatrix<Scalar>>& a,
-                            const Eigen::Ref<const RowMatrix<Scalar>>& b, const Plan& plan,
-                            Buffers<Scalar>& buffers) {
+                            const Eigen::Ref<const RowMatrix<Scalar>>& b, const Plan& plan, Buffers<Scalar>& buffers) {
 #if DPTRAIN_DETAIL_OWN_GEMM_BUFFERS
   kernel<Eigen::RowMajor, Eigen::ColMajor>(c.rows(), c.cols(), a.cols(), a.data(), a.outerStride(), b.data(),
-                                                b.outerStride(), c.data(), c.outerStride(), plan, buffers);
+                                           b.outerStride(), c.data(), c.outerStride(), plan, buffers);
 #else
   static_cast<void>(plan), static_cast<void>(buffers);
   c.noalias() += a * b.transpose();

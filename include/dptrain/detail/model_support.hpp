@@ -42,8 +42,8 @@ inline void check_feature_count(const char* model, Index expected, Index actual)
 /// Throws unless there is one target per feature row.
 inline void check_target_count(const char* model, Index rows, Index targets) {
   if (rows != targets)
-    throw invalid_argument(std::string("dptrain: ") + model + " got " + std::to_string(rows) +
-                           " feature rows but " + std::to_string(targets) + " targets");
+    throw invalid_argument(std::string("dptrain: ") + model + " got " + std::to_string(rows) + " feature rows but " +
+                           std::to_string(targets) + " targets");
 }
 
 /// Throws at the first non-finite feature, naming its row and column.
@@ -73,8 +73,7 @@ inline void check_labels(const char* model, const Eigen::Ref<const Vector<Label>
   for (Index i = 0; i < labels.size(); ++i)
     if (labels[i] < 0 || labels[i] >= classes)
       throw invalid_argument(std::string("dptrain: ") + model + ": label " + std::to_string(labels[i]) + " in row " +
-                             std::to_string(i) + " is out of range, expected 0 <= label < " +
-                             std::to_string(classes));
+                             std::to_string(i) + " is out of range, expected 0 <= label < " + std::to_string(classes));
 }
 
 /**
@@ -82,8 +81,8 @@ inline void check_labels(const char* model, const Eigen::Ref<const Vector<Label>
  * model's length, and a non-empty batch has the model's feature count, one target per row and
  * at most as many rows as the workspace was made for. Allocates only when it throws.
  */
-inline void check_call(const char* model, Index parameters, Index theta_size, Index grad_size, Index inputs,
-                       Index rows, Index cols, Index targets, Index capacity) {
+inline void check_call(const char* model, Index parameters, Index theta_size, Index grad_size, Index inputs, Index rows,
+                       Index cols, Index targets, Index capacity) {
   if (theta_size != parameters)
     throw invalid_argument(std::string("dptrain: ") + model + " has " + std::to_string(parameters) +
                            " parameters, theta has " + std::to_string(theta_size));

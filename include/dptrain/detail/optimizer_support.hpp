@@ -38,12 +38,14 @@ struct ExactSqrt {
   return std::string(buffer, r.ptr);
 }
 
-[[nodiscard]] inline std::string format_hyperparameter(Index value) { return std::to_string(value); }
+[[nodiscard]] inline std::string format_hyperparameter(Index value) {
+  return std::to_string(value);
+}
 
 /// Throws dptrain::invalid_argument "<owner>: <name> must <requirement>, got <value>".
 template <class Value>
-[[noreturn]] void throw_bad_hyperparameter(std::string_view owner, std::string_view name,
-                                           std::string_view requirement, Value value) {
+[[noreturn]] void throw_bad_hyperparameter(std::string_view owner, std::string_view name, std::string_view requirement,
+                                           Value value) {
   std::string what;
   what.append(owner).append(": ").append(name).append(" must ").append(requirement).append(", got ");
   what.append(format_hyperparameter(value));

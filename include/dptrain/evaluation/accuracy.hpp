@@ -36,7 +36,7 @@ namespace dptrain {
  * @endcode
  */
 template <Predictor M, class D>
-  requires std::integral<typename M::target_type>
+requires std::integral<typename M::target_type>
 [[nodiscard]] double accuracy(const M& model, ConstVectorRef<typename M::scalar_type> theta, const D& data,
                               Index threads = default_threads()) {
   using Target = typename M::target_type;

@@ -42,9 +42,9 @@ using CountMatrix = Eigen::Matrix<Index, Eigen::Dynamic, Eigen::Dynamic>;
  * @endcode
  */
 template <Predictor M, class D>
-  requires std::integral<typename M::target_type>
-[[nodiscard]] CountMatrix confusion_matrix(const M& model, ConstVectorRef<typename M::scalar_type> theta,
-                                           const D& data, Index classes, Index threads = default_threads()) {
+requires std::integral<typename M::target_type>
+[[nodiscard]] CountMatrix confusion_matrix(const M& model, ConstVectorRef<typename M::scalar_type> theta, const D& data,
+                                           Index classes, Index threads = default_threads()) {
   using Target = typename M::target_type;
   detail::evaluation::check_threads("confusion_matrix", threads);
   if (classes < 1)
@@ -61,9 +61,9 @@ template <Predictor M, class D>
           const auto predicted = static_cast<Index>(out[i]);
           if (truth < 0 || truth >= classes || predicted < 0 || predicted >= classes)
             throw invalid_argument("dptrain: confusion_matrix: row " + std::to_string(chunk * chunks.rows + i) +
-                                   (truth < 0 || truth >= classes ? " has label " + std::to_string(truth)
-                                                                  : " is predicted as class " +
-                                                                        std::to_string(predicted)) +
+                                   (truth < 0 || truth >= classes
+                                        ? " has label " + std::to_string(truth)
+                                        : " is predicted as class " + std::to_string(predicted)) +
                                    ", expected 0 <= class < " + std::to_string(classes));
           ++counts(truth, predicted);
         }

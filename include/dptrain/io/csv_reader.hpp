@@ -208,25 +208,24 @@ template <class Scalar, class Target = Scalar>
         for (Index c = 0; c < columns; ++c) {
           if (fields[static_cast<std::size_t>(c)] != options.label_column) continue;
           if (label >= 0)
-            throw parse_error(path, location(static_cast<std::size_t>(c)),
-                              "the label column name " + detail::csv::quote(options.label_column) +
-                                  " appears twice in the header");
+            throw parse_error(
+                path, location(static_cast<std::size_t>(c)),
+                "the label column name " + detail::csv::quote(options.label_column) + " appears twice in the header");
           label = c;
         }
         if (label < 0) {
           std::string names;
           for (const std::string_view name : fields) names += (names.empty() ? "" : ", ") + detail::csv::quote(name);
-          throw parse_error(path, "line " + std::to_string(line_number),
-                            "expected a column named " + detail::csv::quote(options.label_column) +
-                                " in the header, found " + names);
+          throw parse_error(
+              path, "line " + std::to_string(line_number),
+              "expected a column named " + detail::csv::quote(options.label_column) + " in the header, found " + names);
         }
       } else if (options.label_index == -1) {
         label = columns - 1;
       } else if (options.label_index >= columns) {
         throw parse_error(path, "line " + std::to_string(line_number),
-                          "expected at least " + std::to_string(options.label_index + 1) +
-                              " columns for label_index " + std::to_string(options.label_index) + ", found " +
-                              std::to_string(columns));
+                          "expected at least " + std::to_string(options.label_index + 1) + " columns for label_index " +
+                              std::to_string(options.label_index) + ", found " + std::to_string(columns));
       } else {
         label = options.label_index;
       }
@@ -259,10 +258,12 @@ template <class Scalar, class Target = Scalar>
   }
 
   if (columns < 0)
-    throw parse_error(path, "line 1",
-                      options.header ? "empty file: expected a header line and data rows" : "empty file: expected data rows");
+    throw parse_error(
+        path, "line 1",
+        options.header ? "empty file: expected a header line and data rows" : "empty file: expected data rows");
   if (targets.empty())
-    throw parse_error(path, "line " + std::to_string(line_number + 1), "expected data rows after the header, found none");
+    throw parse_error(path, "line " + std::to_string(line_number + 1),
+                      "expected data rows after the header, found none");
 
   const auto rows = static_cast<Index>(targets.size());
   DenseDataset<Scalar, Target> data{Eigen::Map<const RowMatrix<Scalar>>(features.data(), rows, columns - 1),

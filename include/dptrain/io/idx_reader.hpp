@@ -58,8 +58,8 @@ class Input {
                         "cannot open the file: " +
                             (code != 0 ? std::generic_category().message(code) : std::string("out of memory")));
     }
-    gzbuffer(file_, 1U << 17);             // must precede the first read, gzdirect included
-    compressed_ = gzdirect(file_) == 0;    // looks for the gzip magic 1f 8b
+    gzbuffer(file_, 1U << 17);           // must precede the first read, gzdirect included
+    compressed_ = gzdirect(file_) == 0;  // looks for the gzip magic 1f 8b
   }
   Input(const Input&) = delete;
   Input& operator=(const Input&) = delete;
@@ -99,8 +99,9 @@ class Input {
     const std::size_t got = read(b, 4);
     if (got < 4) {
       throw parse_error(path_, where(at),
-                        std::string("expected the ") + what + " (4 bytes, big-endian) in the IDX header, file ends after " +
-                            std::to_string(at + got) + " bytes");
+                        std::string("expected the ") + what +
+                            " (4 bytes, big-endian) in the IDX header, file ends after " + std::to_string(at + got) +
+                            " bytes");
     }
     return (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) | std::uint32_t{b[3]};
   }
@@ -133,18 +134,18 @@ class Input {
     unsigned char extra = 0;
     const std::uint64_t at = offset_;
     if (read(&extra, 1) != 0) {
-      throw parse_error(path_, where(at),
-                        "expected the end of the file after " + std::to_string(at) +
-                            " bytes (header and data), found more bytes");
+      throw parse_error(
+          path_, where(at),
+          "expected the end of the file after " + std::to_string(at) + " bytes (header and data), found more bytes");
     }
   }
 
   void expect_magic(std::uint32_t expected, const char* kind) {
     const std::uint32_t found = read_u32("magic number");
     if (found != expected) {
-      throw parse_error(path_, "byte 0",
-                        "expected the magic number " + hex(expected) + " (IDX " + kind + "), found " +
-                            describe_magic(found));
+      throw parse_error(
+          path_, "byte 0",
+          "expected the magic number " + hex(expected) + " (IDX " + kind + "), found " + describe_magic(found));
     }
   }
 
@@ -170,8 +171,9 @@ class Input {
                                                  std::uint64_t per_item) {
   constexpr auto limit = static_cast<std::uint64_t>(std::numeric_limits<Index>::max() / 8);
   if (per_item != 0 && n > limit / per_item)
-    throw parse_error(path, in.where(4), "the header's dimensions are too large to load (" + std::to_string(n) +
-                                             " × " + std::to_string(per_item) + " elements)");
+    throw parse_error(path, in.where(4),
+                      "the header's dimensions are too large to load (" + std::to_string(n) + " × " +
+                          std::to_string(per_item) + " elements)");
   return n * per_item;
 }
 
@@ -188,9 +190,9 @@ struct Images {
   const std::uint32_t rows = in.read_u32("row count");
   const std::uint32_t cols = in.read_u32("column count");
   if (rows == 0 || cols == 0)
-    throw parse_error(path, in.where(at_rows),
-                      "expected images of at least 1 × 1 pixels, found " + std::to_string(rows) + " × " +
-                          std::to_string(cols));
+    throw parse_error(
+        path, in.where(at_rows),
+        "expected images of at least 1 × 1 pixels, found " + std::to_string(rows) + " × " + std::to_string(cols));
   const std::uint64_t per_image = std::uint64_t{rows} * cols;
   const std::uint64_t total = checked_count(in, path, n, per_image);
   Images images;

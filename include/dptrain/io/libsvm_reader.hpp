@@ -60,7 +60,9 @@ struct LibsvmData {
 
 namespace detail::libsvm {
 
-inline bool is_space(char c) noexcept { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+inline bool is_space(char c) noexcept {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
 
 /// The next whitespace-separated token of `rest`, which is advanced past it; empty at the end.
 inline std::string_view next_token(std::string_view& rest) noexcept {
@@ -82,7 +84,9 @@ bool parse_number(std::string_view text, T& value) noexcept {
   return r.ec == std::errc() && r.ptr == text.data() + text.size();
 }
 
-inline bool is_integer(double x) noexcept { return std::isfinite(x) && std::floor(x) == x && std::abs(x) < 9.0e15; }
+inline bool is_integer(double x) noexcept {
+  return std::isfinite(x) && std::floor(x) == x && std::abs(x) < 9.0e15;
+}
 
 inline std::string number_text(double x) {
   char buffer[64];
@@ -221,8 +225,8 @@ template <class Scalar, class Target = Scalar>
                               ": indices must be strictly increasing");
       if (options.features > 0 && index > options.features)
         throw parse_error(path, where,
-                          "feature index " + std::to_string(index) + " is above options.features = " +
-                              std::to_string(options.features));
+                          "feature index " + std::to_string(index) +
+                              " is above options.features = " + std::to_string(options.features));
       double value = 0;
       if (!detail::libsvm::parse_number(value_text, value))
         throw parse_error(path, where,
@@ -230,8 +234,8 @@ template <class Scalar, class Target = Scalar>
       if (!std::isfinite(value) || !std::isfinite(static_cast<Scalar>(value)))
         throw parse_error(path, where,
                           "value of feature " + std::to_string(index) + " is not a finite " +
-                              (sizeof(Scalar) == sizeof(float) ? "float" : "double") + ": '" +
-                              std::string(value_text) + "'");
+                              (sizeof(Scalar) == sizeof(float) ? "float" : "double") + ": '" + std::string(value_text) +
+                              "'");
       previous = static_cast<Index>(index);
       inner.push_back(static_cast<Index>(index - 1));
       values.push_back(static_cast<Scalar>(value));
@@ -273,7 +277,8 @@ template <class Scalar, class Target = Scalar>
       }
       // (label, class) sorted by label: class c is result.classes[c], in the caller's order if given.
       std::vector<std::pair<double, Index>> lookup;
-      for (std::size_t c = 0; c < result.classes.size(); ++c) lookup.emplace_back(result.classes[c], static_cast<Index>(c));
+      for (std::size_t c = 0; c < result.classes.size(); ++c)
+        lookup.emplace_back(result.classes[c], static_cast<Index>(c));
       std::sort(lookup.begin(), lookup.end());
       for (Index i = 0; i < rows; ++i) {
         const auto at = std::lower_bound(lookup.begin(), lookup.end(),

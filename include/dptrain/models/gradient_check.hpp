@@ -42,17 +42,17 @@ struct GradientCheckOptions {
  * batches scale the tolerance with the batch, or check on a small one.
  */
 struct GradientCheckResult {
-  double max_abs_error = 0;    ///< max_i abs_i
-  double max_rel_error = 0;    ///< max_i rel_i, compared with the tolerance
-  Index worst_index = -1;      ///< the coordinate of θ with the largest rel_i (−1 if none was checked)
-  bool passed = false;         ///< every check below the tolerance and everything finite
-  double analytic = 0;         ///< a_i at worst_index
-  double numeric = 0;          ///< n_i at worst_index
-  Index coordinates = 0;       ///< how many coordinates were checked
+  double max_abs_error = 0;  ///< max_i abs_i
+  double max_rel_error = 0;  ///< max_i rel_i, compared with the tolerance
+  Index worst_index = -1;    ///< the coordinate of θ with the largest rel_i (−1 if none was checked)
+  bool passed = false;       ///< every check below the tolerance and everything finite
+  double analytic = 0;       ///< a_i at worst_index
+  double numeric = 0;        ///< n_i at worst_index
+  Index coordinates = 0;     ///< how many coordinates were checked
   /// |L_g − L| / max(1, |L|): loss_and_gradient()'s loss L_g against loss()'s L at θ; it must
   /// also be within the tolerance, so that the two functions describe the same loss.
   double loss_rel_error = 0;
-  double tolerance = 0;        ///< the tolerance that was applied
+  double tolerance = 0;  ///< the tolerance that was applied
 };
 
 /**

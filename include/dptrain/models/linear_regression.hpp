@@ -131,10 +131,9 @@ class LinearRegression {
   }
 
  private:
-  void check(const ConstVectorRef<Scalar>& theta, Index grad_size, const batch_type& batch,
-             const Workspace& ws) const {
+  void check(const ConstVectorRef<Scalar>& theta, Index grad_size, const batch_type& batch, const Workspace& ws) const {
     detail::models::check_call("LinearRegression", num_parameters(), theta.size(), grad_size, inputs_, batch.size(),
-                       batch.features.cols(), batch.targets.size(), ws.residuals.size());
+                               batch.features.cols(), batch.targets.size(), ws.residuals.size());
   }
 
   void check_predict(const ConstVectorRef<Scalar>& theta, const batch_type& batch, Index out_size,
@@ -145,8 +144,7 @@ class LinearRegression {
   }
 
   // r = Xw + b − y
-  void residuals(const ConstVectorRef<Scalar>& theta, const batch_type& batch,
-                 Eigen::Map<Vector<Scalar>>& r) const {
+  void residuals(const ConstVectorRef<Scalar>& theta, const batch_type& batch, Eigen::Map<Vector<Scalar>>& r) const {
     const Eigen::Map<const Vector<Scalar>> w(theta.data(), inputs_);
     r = -batch.targets;
     r.array() += theta[inputs_];

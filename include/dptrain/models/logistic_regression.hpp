@@ -153,10 +153,9 @@ class LogisticRegression {
   }
 
  private:
-  void check(const ConstVectorRef<Scalar>& theta, Index grad_size, const batch_type& batch,
-             const Workspace& ws) const {
+  void check(const ConstVectorRef<Scalar>& theta, Index grad_size, const batch_type& batch, const Workspace& ws) const {
     detail::models::check_call("LogisticRegression", num_parameters(), theta.size(), grad_size, inputs_, batch.size(),
-                       batch.features.cols(), batch.targets.size(), ws.scores.size());
+                               batch.features.cols(), batch.targets.size(), ws.scores.size());
   }
 
   // z = Xw + b

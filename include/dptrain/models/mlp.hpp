@@ -64,7 +64,7 @@ class Mlp {
     /// activations[l]: layer l + 1's output, max_rows × n_{l+1} (the last holds the scores);
     /// overwritten by the backward pass with ∂ℓ/∂(layer l + 1's pre-activation).
     std::vector<RowMatrix<Scalar>> activations;
-    RowMatrix<Scalar> scratch;  ///< max_rows × (widest hidden layer): δ before the ReLU mask
+    RowMatrix<Scalar> scratch;           ///< max_rows × (widest hidden layer): δ before the ReLU mask
     detail::gemm::Buffers<Scalar> gemm;  ///< packing buffers of all the matrix products
     /// Blocking of layer l's products: forward a_l W_l, weights a_lᵀ δ, backward δ W_lᵀ.
     struct LayerPlans {
@@ -113,9 +113,7 @@ class Mlp {
   /// Where W_l starts in θ, 0 ≤ layer < layers().
   [[nodiscard]] Index weights_offset(Index layer) const { return offsets_[static_cast<std::size_t>(layer)]; }
   /// Where b_l starts in θ, 0 ≤ layer < layers().
-  [[nodiscard]] Index bias_offset(Index layer) const {
-    return weights_offset(layer) + width(layer) * width(layer + 1);
-  }
+  [[nodiscard]] Index bias_offset(Index layer) const { return weights_offset(layer) + width(layer) * width(layer + 1); }
 
   /// Scratch memory for batches of up to `max_rows` ≥ 0 samples (the only allocation).
   /// @throws dptrain::invalid_argument if max_rows < 0.
@@ -259,11 +257,10 @@ class Mlp {
     return {ws.activations[static_cast<std::size_t>(l)].data(), m, width(l + 1)};
   }
 
-  void check(const ConstVectorRef<Scalar>& theta, Index grad_size, const batch_type& batch,
-             const Workspace& ws) const {
+  void check(const ConstVectorRef<Scalar>& theta, Index grad_size, const batch_type& batch, const Workspace& ws) const {
     const Index capacity = ws.activations.empty() ? 0 : ws.activations.front().rows();
     detail::models::check_call("Mlp", num_parameters(), theta.size(), grad_size, inputs(), batch.size(),
-                       batch.features.cols(), batch.targets.size(), capacity);
+                               batch.features.cols(), batch.targets.size(), capacity);
   }
 
   // a_{l+1} = ReLU(a_l W_l + 1 b_lᵀ) for hidden layers, z = a_{L−1} W_{L−1} + 1 b_{L−1}ᵀ at the top.

@@ -49,7 +49,7 @@ class SoftmaxRegression {
 
   /// Scratch memory for batches of up to `scores.rows()` rows; contents are unspecified.
   struct Workspace {
-    RowMatrix<Scalar> scores;  ///< Z = XW + 1bᵀ (max_rows × k), then P − Y
+    RowMatrix<Scalar> scores;            ///< Z = XW + 1bᵀ (max_rows × k), then P − Y
     detail::gemm::Buffers<Scalar> gemm;  ///< packing buffers of the two matrix products
     detail::gemm::Plan forward;          ///< blocking of XW
     detail::gemm::Plan backward;         ///< blocking of Xᵀ(P − Y)
@@ -154,10 +154,9 @@ class SoftmaxRegression {
  private:
   using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
 
-  void check(const ConstVectorRef<Scalar>& theta, Index grad_size, const batch_type& batch,
-             const Workspace& ws) const {
+  void check(const ConstVectorRef<Scalar>& theta, Index grad_size, const batch_type& batch, const Workspace& ws) const {
     detail::models::check_call("SoftmaxRegression", num_parameters(), theta.size(), grad_size, inputs_, batch.size(),
-                       batch.features.cols(), batch.targets.size(), ws.scores.rows());
+                               batch.features.cols(), batch.targets.size(), ws.scores.rows());
   }
 
   // Z = XW + 1bᵀ: the bias is written first, so the product accumulates onto it in one GEMM.

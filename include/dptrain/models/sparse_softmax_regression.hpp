@@ -153,8 +153,7 @@ class SparseSoftmaxRegression {
  private:
   using RowVector = Eigen::Matrix<Scalar, 1, Eigen::Dynamic>;
 
-  void check(const ConstVectorRef<Scalar>& theta, Index grad_size, const batch_type& batch,
-             const Workspace& ws) const {
+  void check(const ConstVectorRef<Scalar>& theta, Index grad_size, const batch_type& batch, const Workspace& ws) const {
     detail::models::check_call("SparseSoftmaxRegression", num_parameters(), theta.size(), grad_size, inputs_,
                                batch.size(), batch.features.cols(), batch.targets.size(), ws.scores.rows());
   }

@@ -89,8 +89,7 @@ struct Adam {
 
     m.array() = b1 * m.array() + one_minus_b1 * g;
     v.array() = b2 * v.array() + one_minus_b2 * g.square();
-    theta.array() -=
-        (step_size * m.array()) / (v.array().unaryExpr(detail::ExactSqrt<Scalar>{}) / sqrt_bias2 + eps);
+    theta.array() -= (step_size * m.array()) / (v.array().unaryExpr(detail::ExactSqrt<Scalar>{}) / sqrt_bias2 + eps);
   }
 };
 

@@ -64,8 +64,8 @@ struct AdamW {
     m.array() = b1 * m.array() + one_minus_b1 * s.grad.array();
     v.array() = b2 * v.array() + one_minus_b2 * s.grad.array().square();
     // (θ·decay) is rounded before the Adam step is subtracted, as PyTorch's two in-place ops.
-    theta.array() = theta.array() * decay - (step_size * m.array()) /
-                                                (v.array().unaryExpr(detail::ExactSqrt<Scalar>{}) / sqrt_bias2 + eps);
+    theta.array() = theta.array() * decay -
+                    (step_size * m.array()) / (v.array().unaryExpr(detail::ExactSqrt<Scalar>{}) / sqrt_bias2 + eps);
   }
 
   /// @throws dptrain::invalid_argument on lr or epsilon not finite and > 0, a beta outside

@@ -78,7 +78,8 @@ struct RMSProp {
     v.array() = a * v.array() + one_minus_a * g.square();
     if (momentum > 0.0) {
       VectorMap<Scalar> b = s.state[1];
-      b.array() = static_cast<Scalar>(momentum) * b.array() + g / (v.array().unaryExpr(detail::ExactSqrt<Scalar>{}) + eps);
+      b.array() =
+          static_cast<Scalar>(momentum) * b.array() + g / (v.array().unaryExpr(detail::ExactSqrt<Scalar>{}) + eps);
       theta.array() -= lr_s * b.array();
     } else {
       theta.array() -= (lr_s * g) / (v.array().unaryExpr(detail::ExactSqrt<Scalar>{}) + eps);

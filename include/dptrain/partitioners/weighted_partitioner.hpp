@@ -30,8 +30,8 @@ struct WeightedPartitioner {
   /// @throws dptrain::invalid_argument if there is not one share per worker, or shares are bad.
   void validate(Index workers) const {
     if (static_cast<Index>(shares.size()) != workers)
-      throw invalid_argument("dptrain: WeightedPartitioner has " + std::to_string(shares.size()) +
-                             " shares for " + std::to_string(workers) + " workers");
+      throw invalid_argument("dptrain: WeightedPartitioner has " + std::to_string(shares.size()) + " shares for " +
+                             std::to_string(workers) + " workers");
     double total = 0;
     for (double s : shares) {
       if (!std::isfinite(s) || s < 0)

@@ -134,10 +134,11 @@ class DataParallelTrainer {
 
 /// Deduction guides: `DataParallelTrainer trainer(options, dptrain::Adam{...})` uses the defaults
 /// for the other policies.
-DataParallelTrainer() -> DataParallelTrainer<>;
-DataParallelTrainer(TrainerOptions) -> DataParallelTrainer<>;
+DataParallelTrainer()->DataParallelTrainer<>;
+DataParallelTrainer(TrainerOptions)->DataParallelTrainer<>;
 template <class O>
-DataParallelTrainer(TrainerOptions, O) -> DataParallelTrainer<GradientWorker, EvenPartitioner, ReduceScatterAggregator, O>;
+DataParallelTrainer(TrainerOptions, O)
+    -> DataParallelTrainer<GradientWorker, EvenPartitioner, ReduceScatterAggregator, O>;
 template <class O, class S>
 DataParallelTrainer(TrainerOptions, O, S)
     -> DataParallelTrainer<GradientWorker, EvenPartitioner, ReduceScatterAggregator, O, S>;
@@ -214,17 +215,20 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     const int eigen_threads = Eigen::nbThreads();
     Eigen::setNbThreads(1);  // the workers are the parallelism; Eigen's own GEMM threads would oversubscribe
     Context begin_ctx = context(0, 0, 0);
-    bool stop = std::apply([&](auto&... cb) { return detail::call_hook(detail::on_fit_begin, begin_ctx, cb...); },
-                           callbacks_);
+    bool stop =
+        std::apply([&](auto&... cb) { return detail::call_hook(detail::on_fit_begin, begin_ctx, cb...); }, callbacks_);
     if (!stop) {
-      DPTRAIN_OMP(parallel num_threads(opt_.threads)) { thread_main(); }
+      DPTRAIN_OMP(parallel num_threads(opt_.threads)) {
+        thread_main();
+      }
     }
     Eigen::setNbThreads(eigen_threads);
     report_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     for (std::size_t rank = 0; rank < slots_.size(); ++rank) report_.workers[rank] = slots_[rank].times;
     if (error_) std::rethrow_exception(error_);
     report_.stopped_by_callback = report_.stopped_by_callback || stop;
-    Context end_ctx = context(report_.epochs, report_.steps, report_.epoch_loss.empty() ? 0 : report_.epoch_loss.back());
+    Context end_ctx =
+        context(report_.epochs, report_.steps, report_.epoch_loss.empty() ? 0 : report_.epoch_loss.back());
     std::apply([&](auto&... cb) { detail::call_hook(detail::on_fit_end, end_ctx, cb...); }, callbacks_);
     return std::move(report_);
   }
@@ -324,8 +328,8 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
         if (!finite && opt_.on_non_finite == NonFinitePolicy::stop) {
           if (team.rank == 0)
             error_ = std::make_exception_ptr(non_finite_error(
-                "dptrain: non-finite " + std::string(std::isfinite(totals.loss) ? "gradient" : "loss") +
-                    " at step " + std::to_string(step) + "; theta keeps its value from before that step",
+                "dptrain: non-finite " + std::string(std::isfinite(totals.loss) ? "gradient" : "loss") + " at step " +
+                    std::to_string(step) + "; theta keeps its value from before that step",
                 step));
           return;
         }
@@ -409,8 +413,8 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
       busy += slot.samples > 0 ? 1 : 0;
     }
     totals.loss = loss / static_cast<double>(std::max<Index>(totals.samples, 1));
-    totals.scale = 1.0 / static_cast<double>(std::max<Index>(
-                             opt_.weighting == Weighting::equal ? busy : totals.samples, 1));
+    totals.scale =
+        1.0 / static_cast<double>(std::max<Index>(opt_.weighting == Weighting::equal ? busy : totals.samples, 1));
     totals.sumsq *= totals.scale * totals.scale;
     return totals;
   }
@@ -426,7 +430,8 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
 
   template <int... K>
   UpdateSlice<Scalar, slots> slice(VectorMap<Scalar> g, IndexRange shard, std::integer_sequence<int, K...>) {
-    return {VectorMap<Scalar>(theta_.data() + shard.begin, shard.size), ConstVectorMap<Scalar>(g.data(), g.size()),
+    return {VectorMap<Scalar>(theta_.data() + shard.begin, shard.size),
+            ConstVectorMap<Scalar>(g.data(), g.size()),
             {VectorMap<Scalar>(state_[K].data() + shard.begin, shard.size)...}};
   }
 
@@ -500,7 +505,7 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
 template <class W, class P, class A, class O, class S>
 template <class M, class D, class... Callbacks>
 FitReport DataParallelTrainer<W, P, A, O, S>::fit(const M& model, VectorRef<typename M::scalar_type> theta,
-                                                   const D& data, Callbacks&&... callbacks) {
+                                                  const D& data, Callbacks&&... callbacks) {
   static_assert(ModelTypes<M>,
                 "dptrain: the Model must define scalar_type (float or double), batch_type and workspace_type");
   static_assert(HasParameterCount<M>, "dptrain: the Model must provide `Index num_parameters() const`");

@@ -42,7 +42,7 @@ struct TrainerOptions {
   bool drop_last = false;             ///< skip the last minibatch of an epoch when it is partial
   Index accumulation_steps = 1;       ///< minibatches whose gradients are summed before one update
   Weighting weighting = Weighting::by_samples;
-  double clip_norm = 0;               ///< rescale g to this global L2 norm when larger (0: off)
+  double clip_norm = 0;  ///< rescale g to this global L2 norm when larger (0: off)
   NonFinitePolicy on_non_finite = NonFinitePolicy::stop;
 };
 

@@ -42,11 +42,11 @@ namespace dptrain {
  */
 template <class Inner = GradientWorker>
 struct StragglerWorker {
-  Inner inner{};                          ///< the policy that does the work
-  std::vector<Index> ranks;               ///< the slow workers
-  std::chrono::microseconds delay{0};     ///< the delay per micro-batch (the mean when random)
-  bool random = false;                    ///< uniform delays in [0, 2·delay] instead of a fixed one
-  std::uint64_t seed = 0;                 ///< seeds the per-rank generators of random delays
+  Inner inner{};                       ///< the policy that does the work
+  std::vector<Index> ranks;            ///< the slow workers
+  std::chrono::microseconds delay{0};  ///< the delay per micro-batch (the mean when random)
+  bool random = false;                 ///< uniform delays in [0, 2·delay] instead of a fixed one
+  std::uint64_t seed = 0;              ///< seeds the per-rank generators of random delays
 
   /// One thread's state: the inner state, and the delay of this rank (zero if it is not slow).
   template <Model M>
@@ -100,8 +100,9 @@ struct StragglerWorker {
   template <Model M>
   [[nodiscard]] State<M> make(const M& model, Index rank, Index max_rows) const {
     const bool slow = std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
-    return State<M>(inner.make(model, rank, max_rows), slow ? std::chrono::nanoseconds(delay) : std::chrono::nanoseconds(0),
-                    random, detail::mix_seed(seed, static_cast<std::uint64_t>(rank)));
+    return State<M>(inner.make(model, rank, max_rows),
+                    slow ? std::chrono::nanoseconds(delay) : std::chrono::nanoseconds(0), random,
+                    detail::mix_seed(seed, static_cast<std::uint64_t>(rank)));
   }
 };
 
