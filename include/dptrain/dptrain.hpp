@@ -9,6 +9,8 @@
 #include "dptrain/core/omp.hpp"
 #include "dptrain/core/report.hpp"
 #include "dptrain/core/team.hpp"
+#include "dptrain/core/thread_team.hpp"
+#include "dptrain/core/training_state.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/core/update_slice.hpp"
 
@@ -18,6 +20,7 @@
 #include "dptrain/data/standardizer.hpp"
 #include "dptrain/data/train_validation_split.hpp"
 
+#include "dptrain/io/checkpoint.hpp"
 #include "dptrain/io/csv_reader.hpp"
 #include "dptrain/io/idx_reader.hpp"
 #include "dptrain/io/libsvm_reader.hpp"
@@ -57,6 +60,7 @@
 #include "dptrain/evaluation/confusion_matrix.hpp"
 #include "dptrain/evaluation/mean_loss.hpp"
 
+#include "dptrain/callbacks/checkpoint.hpp"
 #include "dptrain/callbacks/early_stopping.hpp"
 #include "dptrain/callbacks/evaluate.hpp"
 #include "dptrain/callbacks/metrics_log.hpp"

@@ -2,6 +2,9 @@
 // Evaluate: one value per epoch, the metric of the theta at that epoch's end.
 #include <catch2/catch.hpp>
 
+#include <mutex>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include "dptrain/callbacks/evaluate.hpp"
@@ -39,7 +42,7 @@ TEST_CASE("Evaluate: regression models are scored by mean loss", "[callbacks]") 
   const auto validation = test::linear_data<float>(50, 3, 2);
   const dptrain::LinearRegression<float> model(3);
   Vector<float> theta = model.init_parameters();
-  dptrain::Evaluate evaluate(model, validation, {.threads = 2});
+  dptrain::Evaluate evaluate(model, validation);
   CHECK(evaluate.metric() == dptrain::EvaluationMetric::mean_loss);
   CHECK_FALSE(evaluate.higher_is_better());
   dptrain::DataParallelTrainer({.threads = 2, .batch_size = 20, .epochs = 4}).fit(model, theta, train, evaluate);
@@ -48,4 +51,37 @@ TEST_CASE("Evaluate: regression models are scored by mean loss", "[callbacks]") 
   CHECK(evaluate.last() == dptrain::mean_loss(model, theta, validation, 1));
   CHECK_THROWS_WITH(dptrain::Evaluate(model, validation, {.metric = dptrain::EvaluationMetric::accuracy}),
                     Catch::Contains("accuracy needs a model with predict() and integer labels"));
+}
+
+namespace {
+
+// A validation set that records which threads read it.
+struct WatchedData {
+  const dptrain::DenseDataset<double, dptrain::Label>& data;
+  mutable std::mutex mutex;
+  mutable std::set<std::thread::id> readers;
+
+  [[nodiscard]] Index size() const { return data.size(); }
+  [[nodiscard]] auto rows(Index begin, Index count) const {
+    const std::lock_guard lock(mutex);
+    readers.insert(std::this_thread::get_id());
+    return data.rows(begin, count);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Evaluate: the validation pass runs on every thread of the trainer", "[callbacks]") {
+  const auto train = test::cluster_data<double>(200, 4, 3, 1, 2.0);
+  const auto validation = test::cluster_data<double>(2048, 4, 3, 2, 2.0);  // 32 chunks of 64 rows
+  const dptrain::SoftmaxRegression<double> model(4, 3);
+  for (const Index threads : {1, 2, 3}) {
+    Vector<double> theta = model.init_parameters();
+    const WatchedData watched{validation, {}, {}};
+    dptrain::Evaluate evaluate(model, watched);
+    dptrain::DataParallelTrainer({.threads = threads, .batch_size = 50, .epochs = 2})
+        .fit(model, theta, train, evaluate);
+    CHECK(static_cast<Index>(watched.readers.size()) == threads);
+    CHECK(evaluate.last() == dptrain::accuracy(model, theta, validation, 1));  // same value on any team
+  }
 }

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -258,4 +259,27 @@ TEST_CASE("read_idx: the Fashion-MNIST test set reads as 10000 images of 784 pix
   CHECK(test.targets.minCoeff() == 0);
   CHECK(test.targets.maxCoeff() == 9);
   for (dptrain::Label c = 0; c < 10; ++c) CHECK((test.targets.array() == c).count() == 1000);
+}
+
+TEST_CASE("read_idx_images: zero images of an enormous size are refused, not overflowed", "[io]") {
+  const test::TempDir dir("idx");
+  for (const std::uint32_t side : {0xFFFFFFFFU, 0x7FFFFFFFU}) {
+    Bytes bytes;
+    put_u32(bytes, 0x00000803);
+    put_u32(bytes, 0);
+    put_u32(bytes, side);
+    put_u32(bytes, side);
+    const std::string path = write_plain(dir, "images", bytes);
+    CHECK_THROWS_WITH(dptrain::read_idx_images<float>(path), Catch::Contains("dimensions are too large"));
+  }
+}
+
+TEST_CASE("read_idx_labels: gzip data without its CRC trailer is a parse_error", "[io]") {
+  const test::TempDir dir("idx");
+  const std::string whole = write_gzip(dir, "labels.gz", labels_file(12));
+  std::ifstream in(whole, std::ios::binary);
+  Bytes bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  bytes.resize(bytes.size() - 8);  // the CRC-32 and the length
+  const std::string cut = write_plain(dir, "cut.gz", bytes);
+  CHECK_THROWS_WITH(dptrain::read_idx_labels(cut), Catch::Contains("CRC-32 and length trailer are missing"));
 }

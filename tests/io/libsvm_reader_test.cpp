@@ -169,3 +169,10 @@ TEST_CASE("read_libsvm: a missing file throws dptrain::error", "[io]") {
   CHECK_THROWS_AS(dptrain::read_libsvm<double>("/nonexistent/dptrain/file.svm"), dptrain::error);
   CHECK_THROWS_WITH(dptrain::read_libsvm<double>("/nonexistent/dptrain/file.svm"), Catch::Contains("cannot open"));
 }
+
+TEST_CASE("read_libsvm: a label beyond the target type's range is a parse_error, not inf", "[io]") {
+  const TempFile file("big.svm", "1 1:1\n1e39 1:2\n");  // fine as a double, too large for a float
+  CHECK_THROWS_WITH((dptrain::read_libsvm<float, float>(file.path())),
+                    Catch::Contains("line 2: label 1e39 does not fit the target type"));
+  CHECK(dptrain::read_libsvm<double, double>(file.path()).data.targets[1] == 1e39);
+}

@@ -120,7 +120,7 @@ class EarlyStopping {
   template <class Scalar>
   double metric(const TrainContext<Scalar>& ctx) const {
     if (history_ == nullptr) return ctx.loss;
-    if (static_cast<Index>(history_->size()) != ctx.epoch + 1)
+    if (static_cast<Index>(history_->size()) != ctx.report.epochs)
       throw error("dptrain: EarlyStopping: the Evaluate callback has " + std::to_string(history_->size()) +
                   " values at the end of epoch " + std::to_string(ctx.epoch) +
                   "; pass it to fit() before EarlyStopping");

@@ -8,6 +8,7 @@
 
 #include "dptrain/concepts.hpp"
 #include "dptrain/core/context.hpp"
+#include "dptrain/core/thread_team.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/evaluation/accuracy.hpp"
 #include "dptrain/evaluation/mean_loss.hpp"
@@ -24,10 +25,6 @@ enum class EvaluationMetric {
 /// Options of Evaluate.
 struct EvaluateOptions {
   EvaluationMetric metric = EvaluationMetric::automatic;
-  /// Threads of the evaluation. Hooks run inside the trainer's parallel region, where a nested
-  /// region is inactive unless omp_get_max_active_levels() > 1: with the default 1 the
-  /// evaluation runs on the calling thread while the other workers wait.
-  Index threads = 1;
 };
 
 /**
@@ -38,10 +35,9 @@ struct EvaluateOptions {
  * passed to. EarlyStopping and MetricsLog can read its latest value: pass Evaluate to fit()
  * **before** them, since hooks run in argument order.
  *
- * on_epoch_end runs on the thread that called fit() while the other workers wait at a barrier;
- * it costs one pass of the model over the validation set per epoch, on `threads` threads
- * (default 1: see EvaluateOptions::threads). Not thread-safe; read history() between fit() calls
- * or from other hooks.
+ * on_epoch_end costs one pass of the model over the validation set per epoch, data-parallel on
+ * the trainer's own threads (ctx.team), which would otherwise wait for the hook. Not
+ * thread-safe; read history() between fit() calls or from other hooks.
  *
  * @tparam M a Model (a Predictor for accuracy)
  * @tparam D a data set whose rows() are the model's batch_type
@@ -63,13 +59,12 @@ class Evaluate {
   /**
    * @param model   the model being trained (held by reference)
    * @param data    the validation set (held by reference)
-   * @param options the metric and the thread count
-   * @throws dptrain::invalid_argument for threads < 1, or metric accuracy with a model that
-   *         cannot predict integer labels
+   * @param options the metric
+   * @throws dptrain::invalid_argument for metric accuracy with a model that cannot predict
+   *         integer labels
    */
   Evaluate(const M& model, const D& data, EvaluateOptions options = {})
       : model_(model), data_(data), options_(options) {
-    detail::evaluation::check_threads("Evaluate", options_.threads);
     if (options_.metric == EvaluationMetric::automatic)
       options_.metric = classifier ? EvaluationMetric::accuracy : EvaluationMetric::mean_loss;
     if (options_.metric == EvaluationMetric::accuracy && !classifier)
@@ -82,15 +77,15 @@ class Evaluate {
     history_.reserve(static_cast<std::size_t>(ctx.total_epochs));
   }
 
-  /// Evaluates θ and appends the value to history().
-  void on_epoch_end(TrainContext<scalar_type>& ctx) { history_.push_back(evaluate(ctx.theta)); }
+  /// Evaluates θ on the trainer's threads and appends the value to history().
+  void on_epoch_end(TrainContext<scalar_type>& ctx) { history_.push_back(evaluate(ctx.theta, ctx.team)); }
 
-  /// The metric at θ now, outside of training (same threads option).
-  [[nodiscard]] double evaluate(ConstVectorRef<scalar_type> theta) const {
+  /// The metric at θ, on `team` (a thread count, default OpenMP's, or a hook's ctx.team).
+  [[nodiscard]] double evaluate(ConstVectorRef<scalar_type> theta, const ThreadTeam& team = {}) const {
     if constexpr (classifier) {
-      if (options_.metric == EvaluationMetric::accuracy) return accuracy(model_, theta, data_, options_.threads);
+      if (options_.metric == EvaluationMetric::accuracy) return accuracy(model_, theta, data_, team);
     }
-    return mean_loss(model_, theta, data_, options_.threads);
+    return mean_loss(model_, theta, data_, team);
   }
 
   /// The metric measured (never `automatic`).

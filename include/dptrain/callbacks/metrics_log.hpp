@@ -112,7 +112,7 @@ class MetricsLog {
       worst.update = std::max(worst.update, now.update - before.update);
       before = now;
     }
-    if (validation_ != nullptr && static_cast<Index>(validation_->size()) != ctx.epoch + 1)
+    if (validation_ != nullptr && static_cast<Index>(validation_->size()) != ctx.report.epochs)
       throw error("dptrain: MetricsLog: the Evaluate callback has " + std::to_string(validation_->size()) +
                   " values at the end of epoch " + std::to_string(ctx.epoch) + "; pass it to fit() before MetricsLog");
 

@@ -13,13 +13,23 @@ namespace dptrain {
 
 /**
  * @brief Owns `size` scalars starting on a cache line and padded to a whole number of lines,
- * so buffers of different threads never share a line. Move-only.
+ * so buffers of different threads never share a line. Copying copies the values.
  */
 template <class Scalar>
 class AlignedBuffer {
  public:
   AlignedBuffer() = default;
   explicit AlignedBuffer(Index size) : size_(size), data_(allocate(size)) {}
+  AlignedBuffer(const AlignedBuffer& other) : AlignedBuffer(other.size_) {
+    std::copy(other.data(), other.data() + size_, data());
+  }
+  AlignedBuffer(AlignedBuffer&&) noexcept = default;
+  AlignedBuffer& operator=(const AlignedBuffer& other) {
+    if (this != &other) *this = AlignedBuffer(other);
+    return *this;
+  }
+  AlignedBuffer& operator=(AlignedBuffer&&) noexcept = default;
+  ~AlignedBuffer() = default;
 
   [[nodiscard]] Index size() const noexcept { return size_; }
   [[nodiscard]] Scalar* data() noexcept { return data_.get(); }

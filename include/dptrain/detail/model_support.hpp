@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
@@ -16,6 +17,16 @@ namespace dptrain::detail::models {
   char buffer[64];
   const std::to_chars_result r = std::to_chars(buffer, buffer + sizeof buffer, value);
   return std::string(buffer, r.ptr);
+}
+
+/// A model's shape() text: "<name> <size>-<size>-…", e.g. "mlp 784-256-10".
+[[nodiscard]] inline std::string shape_text(const char* name, const std::vector<Index>& sizes) {
+  std::string text = name;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    text += i == 0 ? ' ' : '-';
+    text += std::to_string(sizes[i]);
+  }
+  return text;
 }
 
 /// Throws unless `value` ≥ 1: "dptrain: <model> needs at least one <what>, got <value>".

@@ -7,7 +7,7 @@
 
 #include "dptrain/concepts.hpp"
 #include "dptrain/core/errors.hpp"
-#include "dptrain/core/omp.hpp"
+#include "dptrain/core/thread_team.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/detail/evaluation.hpp"
 
@@ -16,19 +16,17 @@ namespace dptrain {
 /**
  * @brief The fraction of the samples of `data` whose predicted class equals their label.
  *
- * Runs `model.predict` on chunks of at most 1024 rows in one OpenMP parallel region of up to
- * `threads` threads, each with its own workspace and prediction buffer (allocated once per
- * call); chunks are assigned statically and the per-chunk counts are integers, so the result is
- * the same for any thread count. Called inside a parallel region (e.g. a trainer hook) it runs
- * on the calling thread.
+ * Runs `model.predict` on chunks of at most 1024 rows on every thread of `team`, each with its
+ * own workspace and prediction buffer (allocated once per call); chunks are assigned statically
+ * and the per-chunk counts are integers, so the result is the same for any thread count.
  *
  * @tparam M a Predictor whose target_type is an integer label (a classifier)
  * @tparam D a data set with `size()` and `rows(begin, count)` returning the model's batch_type;
  *           the batch has `targets` indexable by row
  * @param theta   the parameters, of length model.num_parameters()
- * @param threads threads to use, at least 1 (default: OpenMP's default)
+ * @param team    the threads: a count (default: OpenMP's default) or a hook's `ctx.team`
  * @return correct / n, in [0, 1]
- * @throws dptrain::invalid_argument for threads < 1, an empty data set, or what predict throws
+ * @throws dptrain::invalid_argument for an empty data set, or what predict throws
  *         (θ of the wrong length, data with the wrong feature count)
  *
  * @code
@@ -38,15 +36,14 @@ namespace dptrain {
 template <Predictor M, class D>
 requires std::integral<typename M::target_type>
 [[nodiscard]] double accuracy(const M& model, ConstVectorRef<typename M::scalar_type> theta, const D& data,
-                              Index threads = default_threads()) {
+                              const ThreadTeam& team = {}) {
   using Target = typename M::target_type;
-  detail::evaluation::check_threads("accuracy", threads);
   const Index n = data.size();
   if (n == 0) throw invalid_argument("dptrain: accuracy: the data set is empty");
   const detail::evaluation::Chunking chunks = detail::evaluation::chunking(n);
   std::vector<Index> correct(static_cast<std::size_t>(chunks.count), 0);
   detail::evaluation::for_each_chunk<true>(
-      model, data, threads, chunks,
+      model, data, team, chunks,
       [&](Index, Index chunk, const auto& batch, typename M::workspace_type& ws, Eigen::Ref<Vector<Target>> out) {
         model.predict(theta, batch, out, ws);
         Index hits = 0;

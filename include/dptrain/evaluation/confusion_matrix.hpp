@@ -8,7 +8,7 @@
 
 #include "dptrain/concepts.hpp"
 #include "dptrain/core/errors.hpp"
-#include "dptrain/core/omp.hpp"
+#include "dptrain/core/thread_team.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/detail/evaluation.hpp"
 
@@ -22,19 +22,17 @@ using CountMatrix = Eigen::Matrix<Index, Eigen::Dynamic, Eigen::Dynamic>;
  * true class i that the model predicts as class j.
  *
  * The matrix sums to n, and its trace / n is accuracy(). Runs `model.predict` on chunks of at
- * most 1024 rows in one OpenMP parallel region of up to `threads` threads; each thread counts
- * into its own matrix and the matrices are summed in thread order after the region (integer
- * counts: the same for any thread count). Called inside a parallel region (e.g. a trainer
- * hook) it runs on the calling thread.
+ * most 1024 rows on every thread of `team`; each thread counts into its own matrix and the
+ * matrices are summed in thread order afterwards (integer counts: the same for any thread count).
  *
  * @tparam M a Predictor whose target_type is an integer label (a classifier)
  * @tparam D a data set with `size()` and `rows(begin, count)` returning the model's batch_type;
  *           the batch has `targets` indexable by row
  * @param classes k ≥ 1, the number of classes; labels and predictions must lie in [0, k)
- * @param threads threads to use, at least 1 (default: OpenMP's default)
+ * @param team    the threads: a count (default: OpenMP's default) or a hook's `ctx.team`
  * @return a k × k matrix of counts (rows: true class, columns: predicted class); all zero for
  *         an empty data set
- * @throws dptrain::invalid_argument for threads < 1, classes < 1, a label or a prediction
+ * @throws dptrain::invalid_argument for classes < 1, a label or a prediction
  *         outside [0, k) (naming the row), or what predict throws
  *
  * @code
@@ -44,15 +42,14 @@ using CountMatrix = Eigen::Matrix<Index, Eigen::Dynamic, Eigen::Dynamic>;
 template <Predictor M, class D>
 requires std::integral<typename M::target_type>
 [[nodiscard]] CountMatrix confusion_matrix(const M& model, ConstVectorRef<typename M::scalar_type> theta, const D& data,
-                                           Index classes, Index threads = default_threads()) {
+                                           Index classes, const ThreadTeam& team = {}) {
   using Target = typename M::target_type;
-  detail::evaluation::check_threads("confusion_matrix", threads);
   if (classes < 1)
     throw invalid_argument("dptrain: confusion_matrix: classes must be at least 1, got " + std::to_string(classes));
   const detail::evaluation::Chunking chunks = detail::evaluation::chunking(data.size());
-  std::vector<CountMatrix> partial(static_cast<std::size_t>(threads), CountMatrix::Zero(classes, classes));
+  std::vector<CountMatrix> partial(static_cast<std::size_t>(team.size()), CountMatrix::Zero(classes, classes));
   detail::evaluation::for_each_chunk<true>(
-      model, data, threads, chunks,
+      model, data, team, chunks,
       [&](Index rank, Index chunk, const auto& batch, typename M::workspace_type& ws, Eigen::Ref<Vector<Target>> out) {
         model.predict(theta, batch, out, ws);
         CountMatrix& counts = partial[static_cast<std::size_t>(rank)];

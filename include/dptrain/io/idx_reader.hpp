@@ -87,6 +87,7 @@ class Input {
       int code = Z_OK;
       gzerror(file_, &code);
       if (code != Z_OK && code != Z_BUF_ERROR) fail();
+      cut_short_ = code == Z_BUF_ERROR;
     }
     offset_ += done;
     return done;
@@ -111,9 +112,9 @@ class Input {
   // allocating what it promises.
   [[nodiscard]] std::vector<unsigned char> read_data(std::uint64_t count, const std::string& what) {
     const std::uint64_t start = offset_;
-    constexpr std::uint64_t block = std::uint64_t{16} << 20;
+    constexpr std::uint64_t largest_block = std::uint64_t{16} << 20;
+    std::uint64_t block = std::uint64_t{64} << 10;  // doubles up to largest_block
     std::vector<unsigned char> bytes;
-    bytes.reserve(static_cast<std::size_t>(std::min(count, block)));
     while (bytes.size() < count) {
       const std::size_t before = bytes.size();
       const auto request = static_cast<std::size_t>(std::min<std::uint64_t>(count - before, block));
@@ -125,6 +126,7 @@ class Input {
                           "expected " + std::to_string(count) + " bytes of " + what + " starting at byte " +
                               std::to_string(start) + ", file ends after " + std::to_string(have) + " of them");
       }
+      block = std::min(block * 2, largest_block);
     }
     return bytes;
   }
@@ -138,6 +140,9 @@ class Input {
           path_, where(at),
           "expected the end of the file after " + std::to_string(at) + " bytes (header and data), found more bytes");
     }
+    // All data came out, but without the gzip trailer its CRC-32 was never checked.
+    if (cut_short_)
+      throw parse_error(path_, where(at), "the gzip data is cut short: its CRC-32 and length trailer are missing");
   }
 
   void expect_magic(std::uint32_t expected, const char* kind) {
@@ -164,13 +169,14 @@ class Input {
   std::string path_;
   gzFile file_ = nullptr;
   bool compressed_ = false;
+  bool cut_short_ = false;  // the gzip stream ended before its trailer
   std::uint64_t offset_ = 0;
 };
 
 [[nodiscard]] inline std::uint64_t checked_count(const Input& in, const std::string& path, std::uint64_t n,
                                                  std::uint64_t per_item) {
   constexpr auto limit = static_cast<std::uint64_t>(std::numeric_limits<Index>::max() / 8);
-  if (per_item != 0 && n > limit / per_item)
+  if (per_item > limit || (per_item != 0 && n > limit / per_item))
     throw parse_error(path, in.where(4),
                       "the header's dimensions are too large to load (" + std::to_string(n) + " × " +
                           std::to_string(per_item) + " elements)");

@@ -176,8 +176,8 @@ template <class Scalar, class Target = Scalar>
       throw parse_error(path, where, "expected a numeric label, found '" + std::string(label_text) + "'");
     if (integer_labels && !detail::libsvm::is_integer(label))
       throw parse_error(path, where, "expected an integer label, found '" + std::string(label_text) + "'");
-    if (integer_target && options.labels == LabelMode::as_is &&
-        (label < static_cast<double>(std::numeric_limits<Target>::min()) ||
+    if (options.labels == LabelMode::as_is &&  // before the cast, which would be undefined (or inf)
+        (label < static_cast<double>(std::numeric_limits<Target>::lowest()) ||
          label > static_cast<double>(std::numeric_limits<Target>::max())))
       throw parse_error(path, where, "label " + std::string(label_text) + " does not fit the target type");
     if (options.labels == LabelMode::binary) {

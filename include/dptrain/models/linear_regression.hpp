@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
@@ -61,6 +62,8 @@ class LinearRegression {
   [[nodiscard]] Index num_parameters() const noexcept { return inputs_ + 1; }
   /// d, the number of features per sample.
   [[nodiscard]] Index inputs() const noexcept { return inputs_; }
+  /// The architecture, for checkpoints: "linear_regression <inputs>".
+  [[nodiscard]] std::string shape() const { return detail::models::shape_text("linear_regression", {inputs_}); }
 
   /// Scratch memory for batches of up to `max_rows` ≥ 0 samples (the only allocation).
   /// @throws dptrain::invalid_argument if max_rows < 0.

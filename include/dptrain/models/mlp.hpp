@@ -110,6 +110,8 @@ class Mlp {
   [[nodiscard]] Index layers() const noexcept { return static_cast<Index>(widths_.size()) - 1; }
   /// The widths given to the constructor.
   [[nodiscard]] const std::vector<Index>& widths() const noexcept { return widths_; }
+  /// The architecture, for checkpoints: "mlp 784-256-10".
+  [[nodiscard]] std::string shape() const { return detail::models::shape_text("mlp", widths_); }
   /// Where W_l starts in θ, 0 ≤ layer < layers().
   [[nodiscard]] Index weights_offset(Index layer) const { return offsets_[static_cast<std::size_t>(layer)]; }
   /// Where b_l starts in θ, 0 ≤ layer < layers().

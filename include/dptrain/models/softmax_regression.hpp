@@ -71,6 +71,10 @@ class SoftmaxRegression {
   [[nodiscard]] Index num_parameters() const noexcept { return (inputs_ + 1) * classes_; }
   /// d, the number of features per sample.
   [[nodiscard]] Index inputs() const noexcept { return inputs_; }
+  /// The architecture, for checkpoints: "softmax_regression <inputs>-<classes>".
+  [[nodiscard]] std::string shape() const {
+    return detail::models::shape_text("softmax_regression", {inputs_, classes_});
+  }
   /// k, the number of classes.
   [[nodiscard]] Index classes() const noexcept { return classes_; }
 

@@ -70,6 +70,10 @@ class SparseSoftmaxRegression {
   [[nodiscard]] Index num_parameters() const noexcept { return (inputs_ + 1) * classes_; }
   /// d, the number of features per sample.
   [[nodiscard]] Index inputs() const noexcept { return inputs_; }
+  /// The architecture, for checkpoints: "sparse_softmax_regression <inputs>-<classes>".
+  [[nodiscard]] std::string shape() const {
+    return detail::models::shape_text("sparse_softmax_regression", {inputs_, classes_});
+  }
   /// k, the number of classes.
   [[nodiscard]] Index classes() const noexcept { return classes_; }
 

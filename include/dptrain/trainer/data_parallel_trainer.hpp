@@ -24,6 +24,8 @@
 #include "dptrain/core/omp.hpp"
 #include "dptrain/core/report.hpp"
 #include "dptrain/core/team.hpp"
+#include "dptrain/core/thread_team.hpp"
+#include "dptrain/core/training_state.hpp"
 #include "dptrain/detail/callback_hooks.hpp"
 #include "dptrain/detail/seed.hpp"
 #include "dptrain/optimizers/constant_schedule.hpp"
@@ -112,7 +114,8 @@ class DataParallelTrainer {
    * @param data       a data set whose batches are the model's batch_type (e.g. DenseDataset)
    * @param callbacks  objects with any of the hooks on_fit_begin, on_epoch_begin, on_step_end,
    *                   on_epoch_end, on_fit_end taking `TrainContext<Scalar>&`; all run on the
-   *                   thread that called fit() while the other workers wait; returning true stops
+   *                   thread that called fit() while the other workers wait or run the work
+   *                   the hook hands to ctx.team; returning true stops
    * @throws dptrain::invalid_argument for bad options, hyperparameters or data (before training)
    * @throws dptrain::non_finite_error when a step's loss or gradient is not finite (policy stop)
    * @throws whatever a model or callback threw, with its original type, after the team has left
@@ -120,7 +123,28 @@ class DataParallelTrainer {
   template <class M, class D, class... Callbacks>
   FitReport fit(const M& model, VectorRef<typename M::scalar_type> theta, const D& data, Callbacks&&... callbacks);
 
+  /**
+   * @brief Goes on training from `state` (ctx.state of an earlier fit(), or load_checkpoint()) as
+   * if that fit() had never stopped: with θ as it was then and the same thread count, the
+   * result is bitwise the one of an uninterrupted run.
+   *
+   * Steps and epochs count from the start of training: `options().epochs` and `max_steps` are
+   * the totals of the whole run, ctx.step and ctx.epoch continue from the state's; the report
+   * counts what this call ran.
+   *
+   * @throws dptrain::invalid_argument when the state does not fit this run: another sampling plan
+   *         (data size, batch_size, accumulation_steps, drop_last, shuffle, seed), another
+   *         optimizer (number of state buffers) or θ length, or an inconsistent position;
+   *         besides everything fit() throws
+   */
+  template <class M, class D, class... Callbacks>
+  FitReport resume(const M& model, VectorRef<typename M::scalar_type> theta, const D& data,
+                   const TrainingState<typename M::scalar_type>& state, Callbacks&&... callbacks);
+
  private:
+  template <class M, class D>
+  static void check_policies();
+
   template <class M, class D, class... Callbacks>
   class Run;
 
@@ -164,6 +188,12 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
   static constexpr bool step_hooks = detail::has_hook<decltype(detail::on_step_end), Context, Callbacks...>;
   static constexpr bool epoch_end_hooks = detail::has_hook<decltype(detail::on_epoch_end), Context, Callbacks...>;
 
+  // A hook's ctx.team.run(f), posted to the waiting threads (run_hooks).
+  struct Task {
+    ThreadTeam::Task run = nullptr;
+    void* f = nullptr;
+  };
+
   // Everything one thread writes during a step, on cache lines of its own.
   struct alignas(cache_line_bytes) ThreadSlot {
     ThreadSlot(WorkerState w, typename D::Buffer b) : worker(std::move(w)), buffer(std::move(b)) {}
@@ -173,11 +203,12 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     // Inputs of the per-step scalar all-reduce.
     double loss = 0, sumsq = 0;
     Index samples = 0;
+    Index posts = 0;  // hook posts passed (run_hooks): picks the slot to read
   };
 
  public:
   Run(const DataParallelTrainer& trainer, const M& model, VectorRef<Scalar> theta, const D& data,
-      Callbacks&... callbacks)
+      const TrainingState<Scalar>* from, Callbacks&... callbacks)
       : t_(trainer), opt_(trainer.options_), model_(model), theta_(theta), data_(data), callbacks_(callbacks...) {
     validate();
     const Index n = data_.size(), b = opt_.batch_size;
@@ -201,9 +232,11 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
       slots_.emplace_back(t_.worker_.make(model_, rank, max_rows), data_.make_buffer(opt_.shuffle ? max_rows : 0));
     for (ThreadSlot& slot : slots_) buffer_pointers_.push_back(slot.worker.gradient().data());
     buffers_ = {buffer_pointers_, {theta_.size(), threads}};
-    for (auto& state : state_) state = AlignedBuffer<Scalar>(theta_.size());
+    state_.plan = {n, b, opt_.accumulation_steps, opt_.drop_last, opt_.shuffle, opt_.seed};
+    state_.optimizer_state.assign(static_cast<std::size_t>(slots), AlignedBuffer<Scalar>(theta_.size()));
+    if (from != nullptr) resume_from(*from);
+    start_ = {state_.step, state_.epoch, state_.epoch_step};
     order_.resize(static_cast<std::size_t>(n));
-    std::iota(order_.begin(), order_.end(), Index{0});
     report_.threads = threads;
     total_epochs_ = (total_steps_ + steps_per_epoch_ - 1) / steps_per_epoch_;
     report_.epoch_loss.reserve(static_cast<std::size_t>(total_epochs_));
@@ -214,7 +247,7 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     const Clock::time_point start = Clock::now();
     const int eigen_threads = Eigen::nbThreads();
     Eigen::setNbThreads(1);  // the workers are the parallelism; Eigen's own GEMM threads would oversubscribe
-    Context begin_ctx = context(0, 0, 0);
+    Context begin_ctx = context(start_.epoch, start_.step, 0, ThreadTeam(opt_.threads));
     bool stop =
         std::apply([&](auto&... cb) { return detail::call_hook(detail::on_fit_begin, begin_ctx, cb...); }, callbacks_);
     if (!stop) {
@@ -227,8 +260,8 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     for (std::size_t rank = 0; rank < slots_.size(); ++rank) report_.workers[rank] = slots_[rank].times;
     if (error_) std::rethrow_exception(error_);
     report_.stopped_by_callback = report_.stopped_by_callback || stop;
-    Context end_ctx =
-        context(report_.epochs, report_.steps, report_.epoch_loss.empty() ? 0 : report_.epoch_loss.back());
+    Context end_ctx = context(start_.epoch + report_.epochs, state_.step,
+                              report_.epoch_loss.empty() ? 0 : report_.epoch_loss.back(), ThreadTeam(opt_.threads));
     std::apply([&](auto&... cb) { detail::call_hook(detail::on_fit_end, end_ctx, cb...); }, callbacks_);
     return std::move(report_);
   }
@@ -260,7 +293,38 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     model_.validate(data_.rows(0, data_.size()));
   }
 
-  Context context(Index epoch, Index step, double loss) {
+  // Takes over an earlier run's position and optimizer state, once it is known to fit this run.
+  void resume_from(const TrainingState<Scalar>& from) {
+    const auto text = [](const SamplerPlan& p) {
+      return std::to_string(p.samples) + " samples, batch_size " + std::to_string(p.batch_size) +
+             ", accumulation_steps " + std::to_string(p.accumulation_steps) + ", drop_last " +
+             (p.drop_last ? "on" : "off") + ", shuffle " + (p.shuffle ? "on" : "off") + ", seed " +
+             std::to_string(p.seed);
+    };
+    if (from.plan != state_.plan)
+      throw invalid_argument("dptrain: resume: the state was saved under another sampling plan (" + text(from.plan) +
+                             ") than this run's (" + text(state_.plan) + ")");
+    if (from.optimizer_state.size() != state_.optimizer_state.size())
+      throw invalid_argument("dptrain: resume: the state has " + std::to_string(from.optimizer_state.size()) +
+                             " optimizer buffers but this optimizer keeps " + std::to_string(slots));
+    for (const AlignedBuffer<Scalar>& buffer : from.optimizer_state)
+      if (buffer.size() != theta_.size())
+        throw invalid_argument("dptrain: resume: an optimizer buffer has " + std::to_string(buffer.size()) +
+                               " values but theta has " + std::to_string(theta_.size()));
+    if (from.epoch < 0 || from.epoch_step < 0 || from.epoch_step > steps_per_epoch_ ||
+        from.step != from.epoch * steps_per_epoch_ + from.epoch_step)
+      throw invalid_argument("dptrain: resume: inconsistent position (step " + std::to_string(from.step) + ", epoch " +
+                             std::to_string(from.epoch) + ", epoch_step " + std::to_string(from.epoch_step) + ") for " +
+                             std::to_string(steps_per_epoch_) + " steps per epoch");
+    state_.optimizer_state = from.optimizer_state;
+    state_.step = from.step;
+    // A position at the end of an epoch is the start of the next.
+    state_.epoch = from.epoch + (from.epoch_step == steps_per_epoch_ ? 1 : 0);
+    state_.epoch_step = from.epoch_step == steps_per_epoch_ ? 0 : from.epoch_step;
+  }
+
+  // `team`: a new OpenMP region outside the team's region, the waiting team inside it.
+  Context context(Index epoch, Index step, double loss, ThreadTeam team) {
     return {VectorMap<Scalar>(theta_.data(), theta_.size()),
             report_,
             epoch,
@@ -269,7 +333,14 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
             last_lr_,
             steps_per_epoch_,
             total_steps_,
-            total_epochs_};
+            total_epochs_,
+            team,
+            state_};
+  }
+
+  // Inside the region, hooks hand their parallel work (ctx.team.run) to the waiting threads.
+  Context context(Index epoch, Index step, double loss) {
+    return context(epoch, step, loss, ThreadTeam(opt_.threads, this, &Run::dispatch));
   }
 
   template <class Hook>
@@ -290,6 +361,58 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     }
   }
 
+  // Thread 0 runs `hooks` while the other threads wait for what the hooks hand to ctx.team
+  // (dispatch): each post is a barrier after which every thread reads the posted task and runs
+  // it, until an empty post lets them return. Without tasks this costs one barrier.
+  template <class F>
+  void run_hooks(const TeamMember& team, F&& hooks) {
+    if (team.rank == 0) {
+      guarded(hooks);
+      post({});
+      return;
+    }
+    ThreadSlot& me = slots_[static_cast<std::size_t>(team.rank)];
+    for (;;) {
+      team.barrier();  // a post
+      const Task task = posted_[static_cast<std::size_t>(me.posts++ % 2)];
+      if (task.run == nullptr) return;
+      run_task(task, team);
+      team.barrier();  // every call of the task has returned
+    }
+  }
+
+  // Thread 0 posts the next task, or none. Posts alternate between two slots: a thread reads
+  // slot k after post k, and thread 0 writes slot k again only after post k + 1, which that
+  // thread must have reached first, so no post overwrites a task a slow thread has yet to read.
+  void post(Task task) {
+    ThreadSlot& me = slots_[0];
+    posted_[static_cast<std::size_t>(me.posts++ % 2)] = task;
+    TeamMember{0, opt_.threads}.barrier();
+  }
+
+  // ctx.team.run(f) in a hook, on thread 0: the waiting threads run f with it.
+  static void dispatch(void* self, ThreadTeam::Task run, void* f) {
+    Run& r = *static_cast<Run*>(self);
+    if (r.dispatching_) throw error("dptrain: ctx.team.run() cannot be called inside ctx.team.run()");
+    r.dispatching_ = true;
+    const Task task{run, f};
+    r.post(task);
+    r.run_task(task, TeamMember{0, r.opt_.threads});
+    TeamMember{0, r.opt_.threads}.barrier();  // every call of f has returned
+    r.dispatching_ = false;
+    if (r.task_error_) std::rethrow_exception(std::exchange(r.task_error_, nullptr));
+  }
+
+  void run_task(const Task& task, const TeamMember& team) noexcept {
+    try {
+      task.run(task.f, team);
+    } catch (...) {
+      DPTRAIN_OMP(critical(dptrain_task_error)) {
+        if (!task_error_) task_error_ = std::current_exception();
+      }
+    }
+  }
+
   static double seconds(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double>(b - a).count();
   }
@@ -306,12 +429,11 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     }
     ThreadSlot& me = slots_[static_cast<std::size_t>(team.rank)];
     const IndexRange shard = buffers_.layout.shard(team.rank);
-    Index step = 0;
-    for (Index epoch = 0; step < total_steps_; ++epoch) {
-      if (team.rank == 0) guarded([&] { begin_epoch(epoch); });
-      team.barrier();
+    Index step = start_.step;
+    for (Index epoch = start_.epoch; step < total_steps_; ++epoch) {
+      run_hooks(team, [&] { begin_epoch(epoch); });
       if (!go_.after_epoch_begin) return;
-      for (Index s = 0; s < steps_per_epoch_ && step < total_steps_; ++s) {
+      for (Index s = epoch == start_.epoch ? start_.epoch_step : 0; s < steps_per_epoch_ && step < total_steps_; ++s) {
         ++step;
         const Clock::time_point t0 = Clock::now();
         guarded([&] { local_gradient(team, me, s); });
@@ -341,17 +463,16 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
         me.times.wait += seconds(t1, t2) + seconds(t4, t5);
         me.times.aggregate += seconds(t2, t3);
         me.times.update += seconds(t3, t4);
-        if (team.rank == 0) end_step(epoch, step, totals, finite, lr);
+        if (team.rank == 0) end_step(epoch, s, totals, finite, lr);
         if constexpr (step_hooks) {
-          team.barrier();
+          run_hooks(team, [&] { call_step_hooks(epoch, step, totals.loss); });
           if (!go_.after_step) return;
         }
       }
       // on_epoch_end reads every worker's times: wait until each has added its last step's
       // (with step hooks, the barrier after on_step_end already did).
       if constexpr (epoch_end_hooks && !step_hooks) team.barrier();
-      if (team.rank == 0) guarded([&] { end_epoch(epoch); });
-      team.barrier();
+      run_hooks(team, [&] { end_epoch(epoch); });
       if (!go_.after_epoch_end) return;
     }
   }
@@ -359,13 +480,15 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
   // Thread 0, while the others wait: shuffle this epoch's order, call on_epoch_begin.
   void begin_epoch(Index epoch) {
     if (opt_.shuffle) {
-      // The order depends on (seed, epoch) only, never on the thread count.
+      // The order depends on (seed, epoch) only, never on the thread count or earlier epochs,
+      // so a resumed run shuffles like the run it continues.
+      std::iota(order_.begin(), order_.end(), Index{0});
       std::mt19937_64 rng(detail::mix_seed(opt_.seed, static_cast<std::uint64_t>(epoch)));
       std::shuffle(order_.begin(), order_.end(), rng);
     }
     epoch_loss_ = 0;
     epoch_samples_ = 0;
-    Context ctx = context(epoch, report_.steps, 0);
+    Context ctx = context(epoch, state_.step, 0);
     go_.after_epoch_begin = false;  // stays false if the hook throws
     const bool stop = call(detail::on_epoch_begin, ctx);
     report_.stopped_by_callback = report_.stopped_by_callback || stop;
@@ -432,12 +555,16 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
   UpdateSlice<Scalar, slots> slice(VectorMap<Scalar> g, IndexRange shard, std::integer_sequence<int, K...>) {
     return {VectorMap<Scalar>(theta_.data() + shard.begin, shard.size),
             ConstVectorMap<Scalar>(g.data(), g.size()),
-            {VectorMap<Scalar>(state_[K].data() + shard.begin, shard.size)...}};
+            {VectorMap<Scalar>(state_.optimizer_state[K].data() + shard.begin, shard.size)...}};
   }
 
-  // Thread 0 after the step's last barrier: bookkeeping, then on_step_end (others wait if it exists).
-  void end_step(Index epoch, Index step, const StepTotals& totals, bool finite, double lr) {
-    report_.steps = step;
+  // Thread 0 after the step's last barrier, s of the epoch: the step's bookkeeping.
+  void end_step(Index epoch, Index s, const StepTotals& totals, bool finite, double lr) {
+    ++state_.step;
+    const bool last = s + 1 == steps_per_epoch_;  // then a resumed run starts the next epoch
+    state_.epoch = last ? epoch + 1 : epoch;
+    state_.epoch_step = last ? 0 : s + 1;
+    ++report_.steps;
     report_.samples += totals.samples;
     last_lr_ = lr;
     if (finite) {
@@ -447,27 +574,27 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     } else {
       ++report_.skipped_steps;
     }
-    if constexpr (step_hooks) {
-      go_.after_step = false;  // stays false if the hook throws
-      guarded([&] {
-        Context ctx = context(epoch, step, totals.loss);
-        const bool stop = call(detail::on_step_end, ctx);
-        report_.stopped_by_callback = report_.stopped_by_callback || stop;
-        go_.after_step = !stop;
-      });
-    }
+  }
+
+  // Thread 0 after end_step, when a callback has on_step_end.
+  void call_step_hooks(Index epoch, Index step, double loss) {
+    go_.after_step = false;  // stays false if the hook throws
+    Context ctx = context(epoch, step, loss);
+    const bool stop = call(detail::on_step_end, ctx);
+    report_.stopped_by_callback = report_.stopped_by_callback || stop;
+    go_.after_step = !stop;
   }
 
   // Thread 0 at the end of an epoch (complete, or cut short by max_steps).
   void end_epoch(Index epoch) {
     const double loss = epoch_loss_ / static_cast<double>(std::max<Index>(epoch_samples_, 1));
     report_.epoch_loss.push_back(loss);
-    report_.epochs = epoch + 1;
+    ++report_.epochs;
     // Cumulative phase times so far, so that on_epoch_end can difference them per epoch (read
     // only when that hook exists: only then has every worker passed a barrier since its last write).
     if constexpr (epoch_end_hooks)
       for (std::size_t rank = 0; rank < slots_.size(); ++rank) report_.workers[rank] = slots_[rank].times;
-    Context ctx = context(epoch, report_.steps, loss);
+    Context ctx = context(epoch, state_.step, loss);
     go_.after_epoch_end = false;  // stays false if the hook throws
     const bool stop = call(detail::on_epoch_end, ctx);
     report_.stopped_by_callback = report_.stopped_by_callback || stop;
@@ -485,7 +612,10 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
   std::vector<ThreadSlot> slots_;
   std::vector<Scalar*> buffer_pointers_;
   GradientBuffers<Scalar> buffers_;
-  std::array<AlignedBuffer<Scalar>, static_cast<std::size_t>(slots)> state_;
+  TrainingState<Scalar> state_;  // where training stands after the last step (ctx.state)
+  struct {
+    Index step = 0, epoch = 0, epoch_step = 0;
+  } start_;  // the position this fit() starts from
   std::vector<Index> order_;
 
   // Whether to go on after each point where thread 0 runs hooks while the others wait. Thread 0
@@ -500,12 +630,16 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
 
   std::exception_ptr error_;
   std::atomic<bool> failed_{false};
+
+  // The tasks hooks hand to the team (ctx.team.run): two post slots, and the first exception.
+  std::array<Task, 2> posted_{};
+  bool dispatching_ = false;  // thread 0 is inside ctx.team.run
+  std::exception_ptr task_error_;
 };
 
 template <class W, class P, class A, class O, class S>
-template <class M, class D, class... Callbacks>
-FitReport DataParallelTrainer<W, P, A, O, S>::fit(const M& model, VectorRef<typename M::scalar_type> theta,
-                                                  const D& data, Callbacks&&... callbacks) {
+template <class M, class D>
+void DataParallelTrainer<W, P, A, O, S>::check_policies() {
   static_assert(ModelTypes<M>,
                 "dptrain: the Model must define scalar_type (float or double), batch_type and workspace_type");
   static_assert(HasParameterCount<M>, "dptrain: the Model must provide `Index num_parameters() const`");
@@ -521,7 +655,23 @@ FitReport DataParallelTrainer<W, P, A, O, S>::fit(const M& model, VectorRef<type
   static_assert(Worker<W, M>,
                 "dptrain: the Worker policy must provide `make(model, rank, max_rows)` returning a state with "
                 "zero(), accumulate(model, theta, batch), gradient(), loss() and samples()");
-  return Run<M, D, std::remove_reference_t<Callbacks>...>(*this, model, theta, data, callbacks...).run();
+}
+
+template <class W, class P, class A, class O, class S>
+template <class M, class D, class... Callbacks>
+FitReport DataParallelTrainer<W, P, A, O, S>::fit(const M& model, VectorRef<typename M::scalar_type> theta,
+                                                  const D& data, Callbacks&&... callbacks) {
+  check_policies<M, D>();
+  return Run<M, D, std::remove_reference_t<Callbacks>...>(*this, model, theta, data, nullptr, callbacks...).run();
+}
+
+template <class W, class P, class A, class O, class S>
+template <class M, class D, class... Callbacks>
+FitReport DataParallelTrainer<W, P, A, O, S>::resume(const M& model, VectorRef<typename M::scalar_type> theta,
+                                                     const D& data, const TrainingState<typename M::scalar_type>& state,
+                                                     Callbacks&&... callbacks) {
+  check_policies<M, D>();
+  return Run<M, D, std::remove_reference_t<Callbacks>...>(*this, model, theta, data, &state, callbacks...).run();
 }
 
 }  // namespace dptrain

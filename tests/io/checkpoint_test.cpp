@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: MIT
+// Checkpoints: save and load round-trip; resuming is bitwise exact for every optimizer; damaged,
+// truncated or mismatched files are rejected without touching θ.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "dptrain/dptrain.hpp"
+#include "support/data.hpp"
+#include "support/temp_dir.hpp"
+
+using Catch::Contains;
+using dptrain::Index;
+using dptrain::Vector;
+
+namespace {
+
+std::vector<char> read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_bytes(const std::string& path, const std::vector<char>& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc)
+      .write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Rewrites the trailing CRC-32 so that a deliberately edited header gets past the checksum.
+void fix_checksum(std::vector<char>& bytes) {
+  const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
+  const std::uint32_t crc = dptrain::detail::checkpoint::crc32_of(data, bytes.size() - 4);
+  for (std::size_t i = 0; i < 4; ++i) bytes[bytes.size() - 4 + i] = static_cast<char>((crc >> (8 * i)) & 0xFFU);
+}
+
+// Trains `total` steps in one go, and `first` steps + save + load into a fresh θ and trainer +
+// the rest; returns both θ.
+template <class Optimizer, class Schedule = dptrain::ConstantSchedule>
+std::pair<Vector<float>, Vector<float>> interrupted_and_straight(const Optimizer& optimizer, Index first, Index total,
+                                                                 dptrain::TrainerOptions options,
+                                                                 Schedule schedule = {}) {
+  const test::TempDir dir("checkpoint");
+  const auto data = test::cluster_data<float>(90, 5, 3, 4, 2.0);
+  const dptrain::Mlp<float> model({5, 7, 3});
+  const Vector<float> start = model.init_parameters(11);
+
+  options.epochs = 1000;
+  options.max_steps = total;
+  Vector<float> straight = start;
+  dptrain::DataParallelTrainer(options, optimizer, schedule).fit(model, straight, data);
+
+  options.max_steps = first;
+  Vector<float> theta = start;
+  dptrain::Checkpoint checkpoint(model, dir.file("run.ckpt"), {.every_epochs = 0});
+  dptrain::DataParallelTrainer(options, optimizer, schedule).fit(model, theta, data, checkpoint);
+  REQUIRE(checkpoint.saves() == 1);
+
+  Vector<float> resumed = model.init_parameters(99);  // overwritten by the load
+  const dptrain::TrainingState<float> state = dptrain::load_checkpoint(checkpoint.path(), model, resumed);
+  CHECK(resumed == theta);
+  CHECK(state.step == first);
+  options.max_steps = total;
+  dptrain::DataParallelTrainer fresh(options, optimizer, schedule);
+  const dptrain::FitReport report = fresh.resume(model, resumed, data, state);
+  CHECK(report.steps == total - first);
+  return {straight, resumed};
+}
+
+}  // namespace
+
+TEST_CASE("Checkpoint: save and load round-trip theta and the state", "[checkpoint]") {
+  const test::TempDir dir("checkpoint");
+  const dptrain::SoftmaxRegression<double> model(4, 3);
+  const Vector<double> theta = model.init_parameters(3);
+  dptrain::TrainingState<double> state;
+  state.step = 17;
+  state.epoch = 3;
+  state.epoch_step = 2;
+  state.plan = {.samples = 40,
+                .batch_size = 8,
+                .accumulation_steps = 1,
+                .drop_last = true,
+                .shuffle = true,
+                .seed = 0xFEEDFACECAFEBEEF};
+  state.optimizer_state.assign(2, dptrain::AlignedBuffer<double>(model.num_parameters()));
+  state.optimizer_state[0].map().setLinSpaced(-1.0, 1.0);
+  state.optimizer_state[1].map().setConstant(-0.0);
+  const std::string path = dir.file("model.ckpt");
+  dptrain::save_checkpoint(path, model, theta, state);
+
+  Vector<double> loaded = Vector<double>::Zero(model.num_parameters());
+  const dptrain::TrainingState<double> back = dptrain::load_checkpoint(path, model, loaded);
+  CHECK(loaded == theta);
+  CHECK(back.step == 17);
+  CHECK(back.epoch == 3);
+  CHECK(back.epoch_step == 2);
+  CHECK(back.plan == state.plan);
+  REQUIRE(back.optimizer_state.size() == 2);
+  CHECK(back.optimizer_state[0].map() == state.optimizer_state[0].map());
+  CHECK(std::signbit(back.optimizer_state[1].data()[0]));  // the bits, not just the value
+  // Written atomically: no temporary file is left behind.
+  CHECK(std::distance(std::filesystem::directory_iterator(dir.path()), std::filesystem::directory_iterator()) == 1);
+}
+
+TEST_CASE("Checkpoint: resuming is bitwise exact for every optimizer", "[checkpoint]") {
+  const dptrain::TrainerOptions options{.threads = 3, .batch_size = 16, .seed = 5};  // 6 steps per epoch
+  SECTION("SGD") {
+    const auto [straight, resumed] = interrupted_and_straight(dptrain::Sgd{.lr = 0.1}, 8, 20, options);
+    CHECK(straight == resumed);
+  }
+  SECTION("momentum, Nesterov") {
+    const auto [straight, resumed] =
+        interrupted_and_straight(dptrain::Momentum{.lr = 0.05, .momentum = 0.9, .nesterov = true}, 9, 21, options);
+    CHECK(straight == resumed);
+  }
+  SECTION("Adam") {
+    const auto [straight, resumed] = interrupted_and_straight(dptrain::Adam{.lr = 0.01}, 7, 19, options);
+    CHECK(straight == resumed);
+  }
+  SECTION("AdamW") {
+    const auto [straight, resumed] =
+        interrupted_and_straight(dptrain::AdamW{.lr = 0.01, .weight_decay = 0.1}, 11, 20, options);
+    CHECK(straight == resumed);
+  }
+  SECTION("AdaGrad") {
+    const auto [straight, resumed] = interrupted_and_straight(dptrain::AdaGrad{.lr = 0.1}, 5, 15, options);
+    CHECK(straight == resumed);
+  }
+  SECTION("RMSProp") {
+    const auto [straight, resumed] = interrupted_and_straight(dptrain::RMSProp{.lr = 0.01}, 13, 25, options);
+    CHECK(straight == resumed);
+  }
+  SECTION("at an epoch boundary, with a cosine schedule, accumulation and drop_last") {
+    dptrain::TrainerOptions accumulating = options;
+    accumulating.accumulation_steps = 2;
+    accumulating.drop_last = true;  // 5 minibatches of 16 of 90 samples: 3 steps per epoch
+    const auto [straight, resumed] = interrupted_and_straight(dptrain::Momentum{.lr = 0.05}, 6, 14, accumulating,
+                                                              dptrain::CosineSchedule{.total_steps = 14});
+    CHECK(straight == resumed);
+  }
+  SECTION("without shuffling") {
+    dptrain::TrainerOptions ordered = options;
+    ordered.shuffle = false;
+    const auto [straight, resumed] = interrupted_and_straight(dptrain::Adam{.lr = 0.01}, 10, 17, ordered);
+    CHECK(straight == resumed);
+  }
+}
+
+TEST_CASE("Checkpoint: the callback saves every N steps and epochs, once per position", "[checkpoint]") {
+  const test::TempDir dir("checkpoint");
+  const auto data = test::linear_data<double>(40, 3, 1);
+  const dptrain::LinearRegression<double> model(3);
+  Vector<double> theta = model.init_parameters();
+  dptrain::Checkpoint checkpoint(model, dir.file("c.ckpt"), {.every_steps = 3, .every_epochs = 2});
+  // 4 steps per epoch, 3 epochs: saves at steps 3, 6, 8 (epoch 2), 9 and 12 (by step, and at the end: once).
+  const auto report =
+      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 3}).fit(model, theta, data, checkpoint);
+  CHECK(report.steps == 12);
+  CHECK(checkpoint.saves() == 5);
+  Vector<double> loaded(model.num_parameters());
+  const auto state = dptrain::load_checkpoint(checkpoint.path(), model, loaded);
+  CHECK(state.step == 12);
+  CHECK(state.epoch == 3);  // complete: a resumed run starts epoch 3
+  CHECK(state.epoch_step == 0);
+  CHECK(loaded == theta);
+  CHECK_THROWS_AS(dptrain::Checkpoint(model, ""), dptrain::invalid_argument);
+  CHECK_THROWS_AS(dptrain::Checkpoint(model, "x", {.every_steps = -1}), dptrain::invalid_argument);
+}
+
+TEST_CASE("Checkpoint: damaged, truncated and foreign files are rejected and theta is kept", "[checkpoint]") {
+  const test::TempDir dir("checkpoint");
+  const dptrain::SoftmaxRegression<float> model(4, 3);
+  const Vector<float> saved = model.init_parameters(1);
+  dptrain::TrainingState<float> state;
+  state.plan = {.samples = 10, .batch_size = 2};
+  state.optimizer_state.assign(1, dptrain::AlignedBuffer<float>(model.num_parameters()));
+  const std::string good = dir.file("good.ckpt");
+  dptrain::save_checkpoint(good, model, saved, state);
+  const std::vector<char> bytes = read_bytes(good);
+  const std::string bad = dir.file("bad.ckpt");
+  const Vector<float> before = Vector<float>::Constant(model.num_parameters(), 7.0F);
+  Vector<float> theta = before;
+  const auto load = [&] { return dptrain::load_checkpoint(bad, model, theta); };
+
+  SECTION("a flipped byte anywhere") {
+    for (std::size_t at = 0; at < bytes.size(); ++at) {
+      std::vector<char> damaged = bytes;
+      damaged[at] = static_cast<char>(damaged[at] ^ 0x10);
+      write_bytes(bad, damaged);
+      CHECK_THROWS_AS(load(), dptrain::parse_error);
+      CHECK(theta == before);
+    }
+  }
+  SECTION("a truncated file, cut anywhere") {
+    for (std::size_t size = 0; size < bytes.size(); size += 7) {
+      write_bytes(bad, std::vector<char>(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(size)));
+      CHECK_THROWS_AS(load(), dptrain::parse_error);
+      CHECK(theta == before);
+    }
+    write_bytes(bad, std::vector<char>(bytes.begin(), bytes.end() - 1));
+    CHECK_THROWS_WITH(load(), Contains("damaged or truncated"));
+  }
+  SECTION("not a checkpoint") {
+    write_bytes(bad, {'h', 'e', 'l', 'l', 'o', ',', ' ', 'w', 'o', 'r', 'l', 'd'});
+    CHECK_THROWS_WITH(load(), Contains("bad.ckpt, byte 0") && Contains("not a dptrain checkpoint"));
+  }
+  SECTION("another format version") {
+    std::vector<char> other = bytes;
+    other[8] = 2;  // the u32 after the magic
+    fix_checksum(other);
+    write_bytes(bad, other);
+    CHECK_THROWS_WITH(load(), Contains("byte 8") && Contains("format version 2, but this dptrain reads version 1"));
+  }
+  SECTION("trailing bytes") {
+    std::vector<char> longer = bytes;
+    longer.insert(longer.end() - 4, {0, 0, 0, 0});
+    fix_checksum(longer);
+    write_bytes(bad, longer);
+    CHECK_THROWS_WITH(load(), Contains("bytes after the header"));
+  }
+  SECTION("a missing file") {
+    CHECK_THROWS_AS(dptrain::load_checkpoint(dir.file("missing.ckpt"), model, theta), dptrain::error);
+  }
+  CHECK(theta == before);
+}
+
+TEST_CASE("Checkpoint: another model, scalar type or optimizer is refused", "[checkpoint]") {
+  const test::TempDir dir("checkpoint");
+  const dptrain::SoftmaxRegression<float> softmax(4, 3);
+  const Vector<float> theta = softmax.init_parameters(1);
+  dptrain::TrainingState<float> state;
+  state.plan = {.samples = 20, .batch_size = 5, .shuffle = true, .seed = 1};
+  state.optimizer_state.assign(1, dptrain::AlignedBuffer<float>(softmax.num_parameters()));
+  const std::string path = dir.file("softmax.ckpt");
+  dptrain::save_checkpoint(path, softmax, theta, state);
+
+  const dptrain::Mlp<float> mlp({4, 3});  // as many parameters, another architecture
+  REQUIRE(mlp.num_parameters() == softmax.num_parameters());
+  Vector<float> same_size = Vector<float>::Zero(mlp.num_parameters());
+  CHECK_THROWS_WITH(dptrain::load_checkpoint(path, mlp, same_size),
+                    Contains("a model \"softmax_regression 4-3\", but this model is \"mlp 4-3\""));
+  CHECK(same_size.isZero());
+
+  const dptrain::SoftmaxRegression<float> wider(5, 3);
+  Vector<float> wider_theta(wider.num_parameters());
+  CHECK_THROWS_WITH(dptrain::load_checkpoint(path, wider, wider_theta),
+                    Contains("holds 15 parameters") && Contains("the model has 18"));
+  const dptrain::SoftmaxRegression<double> in_double(4, 3);
+  Vector<double> double_theta(in_double.num_parameters());
+  CHECK_THROWS_WITH(dptrain::load_checkpoint(path, in_double, double_theta),
+                    Contains("holds float parameters, but the model's scalar type is double"));
+  Vector<float> short_theta(3);
+  CHECK_THROWS_AS(dptrain::load_checkpoint(path, softmax, short_theta), dptrain::invalid_argument);
+
+  // resume() refuses a state of another plan or optimizer.
+  const auto data = test::cluster_data<float>(20, 4, 3, 1);
+  Vector<float> loaded(softmax.num_parameters());
+  const auto back = dptrain::load_checkpoint(path, softmax, loaded);
+  dptrain::DataParallelTrainer other_batch({.threads = 2, .batch_size = 4, .epochs = 2, .seed = 1},
+                                           dptrain::Momentum{.lr = 0.1});
+  CHECK_THROWS_WITH(other_batch.resume(softmax, loaded, data, back),
+                    Contains("another sampling plan") && Contains("batch_size 5") && Contains("batch_size 4"));
+  dptrain::DataParallelTrainer adam({.threads = 2, .batch_size = 5, .epochs = 2, .seed = 1}, dptrain::Adam{.lr = 0.1});
+  CHECK_THROWS_WITH(adam.resume(softmax, loaded, data, back),
+                    Contains("1 optimizer buffers but this optimizer keeps 2"));
+  dptrain::DataParallelTrainer momentum({.threads = 2, .batch_size = 5, .epochs = 2, .seed = 1},
+                                        dptrain::Momentum{.lr = 0.1});
+  CHECK(momentum.resume(softmax, loaded, data, back).steps == 8);
+}
