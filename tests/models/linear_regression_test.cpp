@@ -19,7 +19,7 @@ static_assert(dptrain::Model<LinearRegression<float>> && dptrain::Model<LinearRe
 
 // Two samples, two features: every value below is exact in float.
 template <class Scalar>
-struct TinyProblem {
+struct TinyLinearProblem {
   RowMatrix<Scalar> x{{Scalar(1), Scalar(2)}, {Scalar(3), Scalar(-1)}};
   Vector<Scalar> y{{Scalar(1), Scalar(-2)}};
   typename LinearRegression<Scalar>::batch_type batch() const { return {x, y}; }
@@ -38,7 +38,7 @@ TEMPLATE_TEST_CASE("LinearRegression: sizes and zero initial parameters", "[mode
 TEMPLATE_TEST_CASE("LinearRegression: at theta = 0 the loss is half the sum of squared targets", "[models]", float,
                    double) {
   const LinearRegression<TestType> model(2);
-  const TinyProblem<TestType> p;
+  const TinyLinearProblem<TestType> p;
   TestType loss = 0;
   const Vector<TestType> grad = dptrain::test::summed_gradient(model, model.init_parameters(), p.batch(), &loss);
   CHECK(loss == TestType(2.5));  // ½ (1² + 2²)
@@ -48,7 +48,7 @@ TEMPLATE_TEST_CASE("LinearRegression: at theta = 0 the loss is half the sum of s
 
 TEMPLATE_TEST_CASE("LinearRegression: loss and gradient at a hand-computed theta", "[models]", float, double) {
   const LinearRegression<TestType> model(2);
-  const TinyProblem<TestType> p;
+  const TinyLinearProblem<TestType> p;
   const Vector<TestType> theta{{TestType(0.5), TestType(-1), TestType(0.25)}};  // w = (0.5, −1), b = 0.25
   TestType loss = 0;
   const Vector<TestType> grad = dptrain::test::summed_gradient(model, theta, p.batch(), &loss);
@@ -80,14 +80,14 @@ TEMPLATE_TEST_CASE("LinearRegression: an empty batch is a no-op", "[models]", fl
 
 TEMPLATE_TEST_CASE("LinearRegression: bad calls throw invalid_argument", "[models]", float, double) {
   const LinearRegression<TestType> model(2);
-  const TinyProblem<TestType> p;
+  const TinyLinearProblem<TestType> p;
   dptrain::test::require_bad_calls_throw(model, model.init_parameters(), p.batch());
 }
 
 TEMPLATE_TEST_CASE("LinearRegression: validate names a wrong feature count and a non-finite target", "[models]", float,
                    double) {
   const LinearRegression<TestType> model(2);
-  const TinyProblem<TestType> p;
+  const TinyLinearProblem<TestType> p;
   CHECK_NOTHROW(model.validate(p.batch()));
 
   const RowMatrix<TestType> wide = RowMatrix<TestType>::Zero(2, 3);
@@ -117,7 +117,7 @@ TEST_CASE("LinearRegression: the constructor rejects fewer than one input", "[mo
 
 TEMPLATE_TEST_CASE("LinearRegression: predict writes w dot x plus b for each row", "[models]", float, double) {
   const LinearRegression<TestType> model(2);
-  const TinyProblem<TestType> p;
+  const TinyLinearProblem<TestType> p;
   const Vector<TestType> theta{{TestType(0.5), TestType(-1), TestType(0.25)}};
   auto ws = model.make_workspace(2);
   Vector<TestType> out(2);

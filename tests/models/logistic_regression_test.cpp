@@ -19,7 +19,7 @@ using dptrain::test::Tolerance;
 static_assert(dptrain::Model<LogisticRegression<float>> && dptrain::Model<LogisticRegression<double>>);
 
 template <class Scalar>
-struct TinyProblem {
+struct TinyLogisticProblem {
   RowMatrix<Scalar> x{{Scalar(1), Scalar(2)}, {Scalar(3), Scalar(-1)}, {Scalar(0), Scalar(1)}};
   Vector<Label> y{{1, 0, 1}};
   typename LogisticRegression<Scalar>::batch_type batch() const { return {x, y}; }
@@ -36,7 +36,7 @@ TEMPLATE_TEST_CASE("LogisticRegression: sizes and zero initial parameters", "[mo
 
 TEMPLATE_TEST_CASE("LogisticRegression: at theta = 0 the loss is n log 2", "[models]", float, double) {
   const LogisticRegression<TestType> model(2);
-  const TinyProblem<TestType> p;
+  const TinyLogisticProblem<TestType> p;
   TestType loss = 0;
   const Vector<TestType> grad = dptrain::test::summed_gradient(model, model.init_parameters(), p.batch(), &loss);
   CHECK(loss == Approx(3 * std::log(2.0)).epsilon(Tolerance<TestType>::relative));
@@ -46,7 +46,7 @@ TEMPLATE_TEST_CASE("LogisticRegression: at theta = 0 the loss is n log 2", "[mod
 
 TEMPLATE_TEST_CASE("LogisticRegression: loss and gradient at a hand-computed theta", "[models]", float, double) {
   const LogisticRegression<TestType> model(2);
-  const TinyProblem<TestType> p;
+  const TinyLogisticProblem<TestType> p;
   const Vector<TestType> theta{{TestType(0.5), TestType(-0.25), TestType(0.125)}};
   const double z[3] = {0.5 - 0.5 + 0.125, 1.5 + 0.25 + 0.125, -0.25 + 0.125};
   const double y[3] = {1, 0, 1};
@@ -111,14 +111,14 @@ TEMPLATE_TEST_CASE("LogisticRegression: an empty batch is a no-op", "[models]", 
 
 TEMPLATE_TEST_CASE("LogisticRegression: bad calls throw invalid_argument", "[models]", float, double) {
   const LogisticRegression<TestType> model(2);
-  const TinyProblem<TestType> p;
+  const TinyLogisticProblem<TestType> p;
   dptrain::test::require_bad_calls_throw(model, model.init_parameters(), p.batch());
 }
 
 TEMPLATE_TEST_CASE("LogisticRegression: validate names a wrong feature count and a label other than 0 or 1", "[models]",
                    float, double) {
   const LogisticRegression<TestType> model(2);
-  const TinyProblem<TestType> p;
+  const TinyLogisticProblem<TestType> p;
   CHECK_NOTHROW(model.validate(p.batch()));
 
   const RowMatrix<TestType> narrow = RowMatrix<TestType>::Zero(3, 1);
@@ -142,7 +142,7 @@ TEST_CASE("LogisticRegression: the constructor rejects fewer than one input", "[
 
 TEMPLATE_TEST_CASE("LogisticRegression: predict is 1 exactly where the score is positive", "[models]", float, double) {
   const LogisticRegression<TestType> model(2);
-  const TinyProblem<TestType> p;
+  const TinyLogisticProblem<TestType> p;
   auto ws = model.make_workspace(3);
   Vector<Label> out(3);
   // z = (0.125, 1.875, −0.125)

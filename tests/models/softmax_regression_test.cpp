@@ -20,7 +20,7 @@ using dptrain::test::Tolerance;
 static_assert(dptrain::Model<SoftmaxRegression<float>> && dptrain::Model<SoftmaxRegression<double>>);
 
 template <class Scalar>
-struct TinyProblem {
+struct TinySoftmaxProblem {
   RowMatrix<Scalar> x{{Scalar(1), Scalar(2)}, {Scalar(3), Scalar(-1)}, {Scalar(0), Scalar(1)}};
   Vector<Label> y{{0, 3, 3}};
   typename SoftmaxRegression<Scalar>::batch_type batch() const { return {x, y}; }
@@ -64,7 +64,7 @@ TEMPLATE_TEST_CASE("SoftmaxRegression: sizes and zero initial parameters", "[mod
 
 TEMPLATE_TEST_CASE("SoftmaxRegression: at theta = 0 the loss is n log k", "[models]", float, double) {
   const SoftmaxRegression<TestType> model(2, 4);
-  const TinyProblem<TestType> p;
+  const TinySoftmaxProblem<TestType> p;
   TestType loss = 0;
   const Vector<TestType> grad = dptrain::test::summed_gradient(model, model.init_parameters(), p.batch(), &loss);
   CHECK(loss == Approx(3 * std::log(4.0)).epsilon(Tolerance<TestType>::relative));
@@ -132,7 +132,7 @@ TEMPLATE_TEST_CASE("SoftmaxRegression: an empty batch is a no-op", "[models]", f
 
 TEMPLATE_TEST_CASE("SoftmaxRegression: bad calls throw invalid_argument", "[models]", float, double) {
   const SoftmaxRegression<TestType> model(2, 4);
-  const TinyProblem<TestType> p;
+  const TinySoftmaxProblem<TestType> p;
   dptrain::test::require_bad_calls_throw(model, model.init_parameters(), p.batch());
 }
 

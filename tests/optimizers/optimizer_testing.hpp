@@ -23,13 +23,13 @@ using dptrain::Index;
 
 /// Absolute tolerance for hand-computed values of order 1.
 template <class Scalar>
-struct Tolerance;
+struct UpdateTolerance;
 template <>
-struct Tolerance<float> {
+struct UpdateTolerance<float> {
   static constexpr double abs = 1e-5;
 };
 template <>
-struct Tolerance<double> {
+struct UpdateTolerance<double> {
   static constexpr double abs = 1e-12;
 };
 
@@ -96,14 +96,14 @@ inline std::vector<std::vector<double>> first_grads(std::size_t steps) {
   return {hand_grads.begin(), hand_grads.begin() + static_cast<std::ptrdiff_t>(steps)};
 }
 
-/// Checks every element of `got` against `expected` within Tolerance<Scalar>.
+/// Checks every element of `got` against `expected` within UpdateTolerance<Scalar>.
 template <class Scalar>
 void check_close(const std::vector<Scalar>& got, std::initializer_list<double> expected) {
   REQUIRE(got.size() == expected.size());
   std::size_t i = 0;
   for (const double e : expected) {
     INFO("element " << i);
-    CHECK_THAT(static_cast<double>(got[i]), Catch::Matchers::WithinAbs(e, Tolerance<Scalar>::abs));
+    CHECK_THAT(static_cast<double>(got[i]), Catch::Matchers::WithinAbs(e, UpdateTolerance<Scalar>::abs));
     ++i;
   }
 }

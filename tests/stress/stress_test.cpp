@@ -109,8 +109,7 @@ Index resident_bytes() {
 
 }  // namespace
 
-TEST_CASE("Stress: random configurations match the single-thread reference, also after injected faults",
-          "[stress]") {
+TEST_CASE("Stress: random configurations match the single-thread reference, also after injected faults", "[stress]") {
   std::mt19937 rng(20261202);
   for (int round = 0; round < 60; ++round) {
     Case c{};
