@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: MIT
+// Single-core compute: each model's gradient on one micro-batch (time and GFLOP/s), and the fp32
+// FMA peak of one core, so kernel efficiency = BM_Gradient GFLOPS / BM_FmaPeak GFLOPS.
+#include <dptrain/data/dense_dataset.hpp>
+
+#include <benchmark/benchmark.h>
+
+#if defined(__AVX512F__) || defined(__FMA__)
+#include <immintrin.h>
+#endif
+
+#include <cstdint>
+#include <random>
+
+#include "bench_common.hpp"
+#include "bench_models.hpp"
+
+namespace bench {
+namespace {
+
+// Uniform pixels in [0, 1) and random labels: a dense product costs the same whatever the values.
+dptrain::DenseDataset<float, dptrain::Label> random_batch(Index rows, Index features, Index classes) {
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<float> pixel(0.0f, 1.0f);
+  dptrain::DenseDataset<float, dptrain::Label> data{dptrain::RowMatrix<float>(rows, features),
+                                                    dptrain::Vector<dptrain::Label>(rows)};
+  for (Index i = 0; i < rows; ++i) {
+    data.targets[i] = static_cast<dptrain::Label>(rng() % static_cast<std::uint64_t>(classes));
+    for (Index j = 0; j < features; ++j) data.features(i, j) = pixel(rng);
+  }
+  return data;
+}
+
+// One loss_and_gradient on `rows` samples, as a worker computes it in a step. rows = 256 is the
+// issue's micro-batch; 256/N is a worker's share of a 256 minibatch on N threads.
+template <class Spec>
+void BM_Gradient(benchmark::State& state) {
+  const Index rows = state.range(0);
+  const typename Spec::Model model = Spec::make();
+  const dptrain::DenseDataset<float, dptrain::Label> data = random_batch(rows, model.inputs(), model.classes());
+  const dptrain::Vector<float> theta = model.init_parameters(1);
+  dptrain::Vector<float> grad = dptrain::Vector<float>::Zero(model.num_parameters());
+  auto workspace = model.make_workspace(rows);
+  const auto batch = data.rows(0, rows);
+  // The gradient accumulates (the model adds to it) rather than being zeroed: zeroing is the
+  // worker's job and not part of the kernel.
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(model.loss_and_gradient(theta, batch, grad, workspace));
+    benchmark::ClobberMemory();
+  }
+  state.counters["GFLOPS"] = giga_per_second(Spec::gradient_flops(rows));
+  state.counters["samples_per_second"] =
+      benchmark::Counter(static_cast<double>(rows), benchmark::Counter::kIsIterationInvariantRate);
+}
+
+BENCHMARK_TEMPLATE(BM_Gradient, Softmax)
+    ->ArgName("rows")
+    ->RangeMultiplier(2)
+    ->Range(16, 256)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_Gradient, Mlp)
+    ->ArgName("rows")
+    ->RangeMultiplier(2)
+    ->Range(16, 256)
+    ->Unit(benchmark::kMicrosecond);
+
+// --- fp32 FMA peak of one core ------------------------------------------------------------------
+// `chains` independent accumulators hide the FMA latency (4 cycles on Skylake-X and Zen 4/5, two
+// FMA pipes: 8 in flight saturate them; 12 leave margin and still fit in the 16/32 registers).
+// Each step is acc ← acc·a + b, which converges to b/(1 − a) ≈ 1: no overflow, no denormals.
+// Check the loop with `objdump -d --no-show-raw-insn dptrain_benchmarks | grep -c vfmadd`.
+constexpr int chains = 12;
+constexpr int unroll = 256;  // FMAs per chain per benchmark iteration
+
+#if defined(__AVX512F__)
+struct Avx512 {
+  using V = __m512;
+  static constexpr int lanes = 16;
+  static V set(float x) { return _mm512_set1_ps(x); }
+  static V fma(V x, V a, V b) { return _mm512_fmadd_ps(x, a, b); }
+  static float first(V x) { return _mm512_cvtss_f32(x); }
+};
+#endif
+#if defined(__FMA__)
+struct Avx2 {
+  using V = __m256;
+  static constexpr int lanes = 8;
+  static V set(float x) { return _mm256_set1_ps(x); }
+  static V fma(V x, V a, V b) { return _mm256_fmadd_ps(x, a, b); }
+  static float first(V x) { return _mm256_cvtss_f32(x); }
+};
+#endif
+#if !defined(__FMA__)
+// Without FMA instructions (DPTRAIN_NATIVE=OFF): a multiply and an add, NOT the core's peak.
+struct Portable {
+  using V = float;
+  static constexpr int lanes = 1;
+  static V set(float x) { return x; }
+  static V fma(V x, V a, V b) { return x * a + b; }
+  static float first(V x) { return x; }
+};
+#endif
+
+template <class Isa>
+void BM_FmaPeak(benchmark::State& state) {
+  using V = typename Isa::V;
+  V acc[chains];  // a plain array: std::array<__m512> drops the vector type's alignment attribute
+  for (int c = 0; c < chains; ++c) acc[c] = Isa::set(1.0f + 0.01f * static_cast<float>(c));
+  const V a = Isa::set(0.999f), b = Isa::set(0.001f);
+  for (auto _ : state) {
+    for (int r = 0; r < unroll; ++r)
+      for (V& x : acc) x = Isa::fma(x, a, b);
+  }
+  float sum = 0;
+  for (const V& x : acc) sum += Isa::first(x);
+  benchmark::DoNotOptimize(sum);
+  state.counters["GFLOPS"] = giga_per_second(2.0 * Isa::lanes * chains * unroll);
+}
+
+#if defined(__AVX512F__)
+BENCHMARK_TEMPLATE(BM_FmaPeak, Avx512);
+#endif
+#if defined(__FMA__)
+BENCHMARK_TEMPLATE(BM_FmaPeak, Avx2);
+#endif
+#if !defined(__FMA__)
+BENCHMARK_TEMPLATE(BM_FmaPeak, Portable);
+#endif
+
+}  // namespace
+}  // namespace bench

@@ -1,0 +1,237 @@
+// SPDX-License-Identifier: MIT
+// Training on Fashion-MNIST's shape (batch 256, momentum 0.9): the trainer's step and epoch at
+// 1 … all threads, and two hand-written references for the same epoch (plain Eigen on one thread;
+// Eigen + OpenMP without the trainer), so trainer / reference is the trainer's overhead.
+#include <dptrain/dptrain.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_common.hpp"
+#include "bench_models.hpp"
+#include "common/fashion_mnist_data.hpp"
+
+namespace bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Data = dptrain::DenseDataset<float, dptrain::Label>;
+
+constexpr Index batch_size = 256;
+// Timing does not depend on the step size; this one keeps θ finite over the hundreds of epochs a
+// benchmark may train (a non-finite step would throw out of the trainer).
+constexpr double lr = 0.01;
+constexpr double momentum = 0.9;
+
+// Loaded once, on first use: 60 000 training samples, real or generated.
+const Data& fashion_train() {
+  static const examples::FashionMnist data = examples::load_fashion_mnist();
+  return data.train;
+}
+
+double seconds(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+// Callbacks that time fit() from inside, so the benchmarks leave out its set-up (allocating every
+// buffer), which a real run pays once. No on_step_end: that hook would add a barrier per step;
+// on_epoch_end adds one per epoch (235 steps), which is negligible.
+struct EpochClock {
+  std::vector<double> epochs;  // seconds of each epoch, reserved before fit()
+  Clock::time_point last;
+  void on_fit_begin(dptrain::TrainContext<float>&) { last = Clock::now(); }
+  void on_epoch_end(dptrain::TrainContext<float>&) {
+    const Clock::time_point now = Clock::now();
+    epochs.push_back(seconds(last, now));
+    last = now;
+  }
+};
+struct FitClock {
+  Clock::time_point begin, end;
+  void on_fit_begin(dptrain::TrainContext<float>&) { begin = Clock::now(); }
+  void on_fit_end(dptrain::TrainContext<float>&) { end = Clock::now(); }
+};
+
+using Trainer = dptrain::DataParallelTrainer<dptrain::GradientWorker, dptrain::EvenPartitioner,
+                                             dptrain::ReduceScatterAggregator, dptrain::Momentum>;
+
+dptrain::Momentum optimizer() {
+  return {.lr = lr, .momentum = momentum};
+}
+
+void count_samples(benchmark::State& state, double per_iteration) {
+  state.counters["samples_per_second"] =
+      benchmark::Counter(per_iteration, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// --- the trainer ----------------------------------------------------------------------------------
+// Both run ONE fit() for all of Google Benchmark's iterations and report the time measured by
+// the callbacks as manual time (wall-clock, like UseRealTime(), which cannot be combined with it).
+
+// One optimizer step (a full 256 minibatch: drop_last) in steady state: fit() time / steps.
+template <class Spec>
+void BM_TrainerStep(benchmark::State& state) {
+  const Data& data = fashion_train();
+  const typename Spec::Model model = Spec::make();
+  dptrain::Vector<float> theta = model.init_parameters(1);
+  const Index steps = state.max_iterations;
+  Trainer trainer({.threads = state.range(0),
+                   .batch_size = batch_size,
+                   .epochs = steps,
+                   .max_steps = steps,
+                   .seed = 1,
+                   .drop_last = true},
+                  optimizer());
+  FitClock clock;
+  trainer.fit(model, theta, data, clock);
+  const double per_step = seconds(clock.begin, clock.end) / static_cast<double>(steps);
+  for (auto _ : state) state.SetIterationTime(per_step);
+  count_samples(state, static_cast<double>(batch_size));
+}
+
+// One epoch (60 000 samples, 235 steps, the last of 96 samples), shuffled, in steady state.
+template <class Spec>
+void BM_TrainerEpoch(benchmark::State& state) {
+  const Data& data = fashion_train();
+  const typename Spec::Model model = Spec::make();
+  dptrain::Vector<float> theta = model.init_parameters(1);
+  const Index epochs = state.max_iterations;
+  Trainer trainer({.threads = state.range(0), .batch_size = batch_size, .epochs = epochs, .seed = 1}, optimizer());
+  EpochClock clock;
+  clock.epochs.reserve(static_cast<std::size_t>(epochs));
+  trainer.fit(model, theta, data, clock);
+  if (clock.epochs.size() != static_cast<std::size_t>(epochs)) {
+    state.SkipWithError("fit() ran fewer epochs than asked for");
+    return;
+  }
+  std::size_t epoch = 0;
+  for (auto _ : state) state.SetIterationTime(clock.epochs[epoch++]);
+  count_samples(state, static_cast<double>(data.size()));
+}
+
+// --- references: the same epoch without the trainer -------------------------------------------------
+
+// Copies the shuffled rows order[first, first + count) into x, y, as the trainer's workers do.
+void gather(const Data& data, const std::vector<Index>& order, Index first, Index count, dptrain::RowMatrix<float>& x,
+            dptrain::Vector<dptrain::Label>& y) {
+  for (Index i = 0; i < count; ++i) {
+    const Index row = order[static_cast<std::size_t>(first + i)];
+    x.row(i) = data.features.row(row);
+    y[i] = data.targets[row];
+  }
+}
+
+// (a) Plain Eigen on one thread: shuffle, then per minibatch gather, gradient, heavy-ball update.
+template <class Spec>
+void BM_ReferenceEigenEpoch(benchmark::State& state) {
+  const Data& data = fashion_train();
+  const typename Spec::Model model = Spec::make();
+  const Index n = data.size(), p = model.num_parameters();
+  dptrain::Vector<float> theta = model.init_parameters(1);
+  dptrain::Vector<float> velocity = dptrain::Vector<float>::Zero(p), grad(p);
+  auto workspace = model.make_workspace(batch_size);
+  dptrain::RowMatrix<float> x(batch_size, data.dim());
+  dptrain::Vector<dptrain::Label> y(batch_size);
+  std::vector<Index> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), Index{0});
+  std::mt19937_64 rng(1);
+  float loss = 0;
+  for (auto _ : state) {
+    std::shuffle(order.begin(), order.end(), rng);
+    for (Index start = 0; start < n; start += batch_size) {
+      const Index m = std::min(batch_size, n - start);
+      gather(data, order, start, m, x, y);
+      grad.setZero();
+      loss += model.loss_and_gradient(theta, {x.topRows(m), y.head(m)}, grad, workspace);
+      velocity = static_cast<float>(momentum) * velocity + (1.0f / static_cast<float>(m)) * grad;
+      theta -= static_cast<float>(lr) * velocity;
+    }
+  }
+  benchmark::DoNotOptimize(loss);
+  count_samples(state, static_cast<double>(n));
+}
+
+// (b) Eigen + OpenMP, no dptrain trainer: one parallel region per epoch; per minibatch each
+// thread computes the gradient of its contiguous share into its own buffer; barrier; thread t
+// sums slice t of all buffers and updates slice t of θ and v; barrier.
+template <class Spec>
+void BM_ReferenceOmpEpoch(benchmark::State& state) {
+  const Data& data = fashion_train();
+  const typename Spec::Model model = Spec::make();
+  const Index threads = state.range(0), n = data.size(), p = model.num_parameters();
+  const Index max_rows = (batch_size + threads - 1) / threads;
+  dptrain::Vector<float> theta = model.init_parameters(1);
+  dptrain::Vector<float> velocity = dptrain::Vector<float>::Zero(p);
+  struct alignas(64) Slot {  // everything one thread writes, allocated once
+    dptrain::AlignedBuffer<float> grad;
+    typename Spec::Model::workspace_type workspace;
+    dptrain::RowMatrix<float> x;
+    dptrain::Vector<dptrain::Label> y;
+    float loss = 0;
+  };
+  std::vector<Slot> slots;
+  for (Index t = 0; t < threads; ++t)
+    slots.push_back({dptrain::AlignedBuffer<float>(p), model.make_workspace(max_rows),
+                     dptrain::RowMatrix<float>(max_rows, data.dim()), dptrain::Vector<dptrain::Label>(max_rows)});
+  std::vector<Index> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), Index{0});
+  std::mt19937_64 rng(1);
+  for (auto _ : state) {
+    std::shuffle(order.begin(), order.end(), rng);
+    run_team(state, threads, [&](const dptrain::TeamMember& team) {
+      Slot& me = slots[static_cast<std::size_t>(team.rank)];
+      // Slice of the parameters in whole cache lines (16 floats).
+      const Index lines = (p + 15) / 16, per = (lines + team.size - 1) / team.size;
+      const Index begin = std::min(p, team.rank * per * 16), end = std::min(p, (team.rank + 1) * per * 16);
+      for (Index start = 0; start < n; start += batch_size) {
+        const Index m = std::min(batch_size, n - start), base = m / team.size, extra = m % team.size;
+        const Index first = start + team.rank * base + std::min(team.rank, extra);
+        const Index count = base + (team.rank < extra ? 1 : 0);
+        dptrain::VectorMap<float> grad = me.grad.map();
+        grad.setZero();
+        if (count > 0) {
+          gather(data, order, first, count, me.x, me.y);
+          me.loss += model.loss_and_gradient(theta, {me.x.topRows(count), me.y.head(count)}, grad, me.workspace);
+        }
+        team.barrier();
+        auto sum = grad.segment(begin, end - begin);
+        for (Index u = 0; u < team.size; ++u)
+          if (u != team.rank) sum += slots[static_cast<std::size_t>(u)].grad.map().segment(begin, end - begin);
+        auto v = velocity.segment(begin, end - begin);
+        v = static_cast<float>(momentum) * v + (1.0f / static_cast<float>(m)) * sum;
+        theta.segment(begin, end - begin) -= static_cast<float>(lr) * v;
+        team.barrier();
+      }
+    });
+    if (state.error_occurred()) break;
+  }
+  for (const Slot& slot : slots) benchmark::DoNotOptimize(slot.loss);
+  count_samples(state, static_cast<double>(n));
+}
+
+BENCHMARK_TEMPLATE(BM_TrainerStep, Softmax)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_TrainerStep, Mlp)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_TrainerEpoch, Softmax)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_TrainerEpoch, Mlp)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_ReferenceEigenEpoch, Softmax)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_ReferenceEigenEpoch, Mlp)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_ReferenceOmpEpoch, Softmax)->Apply(threads_arg)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_ReferenceOmpEpoch, Mlp)->Apply(threads_arg)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+std::string training_data_source() {
+  const std::string file = examples::fashion_mnist_dir + "/train-images-idx3-ubyte.gz";
+  return std::filesystem::exists(file) ? "Fashion-MNIST from " + examples::fashion_mnist_dir
+                                       : "generated, Fashion-MNIST's shape (dataset-fashion-mnist not installed)";
+}
+
+}  // namespace bench

@@ -1,0 +1,160 @@
+# SPDX-License-Identifier: MIT
+"""PyTorch on the CPU, trained exactly as dptrain's benchmarks train: the reference for issue 4.
+
+Softmax regression (784 -> 10) or the MLP 784-256-10 (ReLU), float32, batch 256, SGD with
+momentum 0.9, shuffled every epoch, the last partial batch kept (60 000 = 234 x 256 + 96), on
+Fashion-MNIST read from the IDX files (gzipped or not) or on generated data of the same shape.
+Prints the seconds of each epoch, their median, samples/s and the test accuracy.
+
+Run it through compare/run_pytorch.sh, which gives PyTorch its best configuration on the machine
+(OpenMP OpenBLAS, OPENBLAS_CORETYPE, pinned threads); see benchmarks/RESULTS.md.
+
+  python3 benchmarks/compare/pytorch_fmnist.py --model mlp --threads 4 --epochs 5
+"""
+
+import argparse
+import gzip
+import json
+import os
+import statistics
+import struct
+import sys
+import time
+
+import numpy as np
+import torch
+
+DEFAULT_DATA = "/usr/share/datasets/fashion-mnist"
+
+
+def read_idx(path):
+    """An IDX file (MNIST format), plain or gzipped, as a numpy array of its shape."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rb") as f:
+        data = f.read()
+    zero, dtype, dims = struct.unpack(">HBB", data[:4])
+    if zero != 0 or dtype != 0x08:
+        raise ValueError(f"{path}: not an unsigned-byte IDX file")
+    shape = struct.unpack(">" + "I" * dims, data[4 : 4 + 4 * dims])
+    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * dims).reshape(shape)
+
+
+def find(directory, stem):
+    for name in (stem + ".gz", stem):
+        path = os.path.join(directory, name)
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def load_fashion_mnist(directory):
+    """(x_train, y_train, x_test, y_test, description); pixels scaled to [0, 1] as dptrain's read_idx does."""
+    stems = ["train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"]
+    paths = [find(directory, s) for s in stems]
+    if all(paths):
+        xtr, ytr, xte, yte = (read_idx(p) for p in paths)
+        to_x = lambda a: torch.from_numpy(a.reshape(a.shape[0], -1).astype(np.float32) / 255.0)
+        to_y = lambda a: torch.from_numpy(a.astype(np.int64))
+        return to_x(xtr), to_y(ytr), to_x(xte), to_y(yte), f"Fashion-MNIST from {directory}"
+    xtr, ytr = generated(60000, 1)
+    xte, yte = generated(10000, 2)
+    return xtr, ytr, xte, yte, "generated, Fashion-MNIST's shape (IDX files not found)"
+
+
+def generated(n, seed):
+    """Like examples/common/fashion_mnist_data.hpp: a random prototype per class plus noise, in [0, 1]."""
+    prototypes = np.where(np.random.default_rng(1234).random((10, 784)) < 0.5, 0.2, 0.6).astype(np.float32)
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 10, n)
+    x = np.clip(prototypes[y] + rng.normal(0.0, 0.35, (n, 784)).astype(np.float32), 0.0, 1.0)
+    return torch.from_numpy(x), torch.from_numpy(y.astype(np.int64))
+
+
+def loaded_blas():
+    """The BLAS libraries this process actually loaded (which LD_LIBRARY_PATH or alternatives chose)."""
+    try:
+        with open("/proc/self/maps") as f:
+            paths = {line.split()[-1] for line in f if len(line.split()) >= 6}
+    except OSError:
+        return []
+    return sorted(p for p in paths if "blas" in os.path.basename(p))
+
+
+def make_model(name):
+    if name == "softmax":
+        model = torch.nn.Linear(784, 10)
+        torch.nn.init.zeros_(model.weight)  # dptrain's SoftmaxRegression starts from zeros
+        torch.nn.init.zeros_(model.bias)
+        return model
+    return torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+
+
+def train(args, x, y):
+    """Trains and returns (the model, seconds of each epoch)."""
+    torch.manual_seed(args.seed)
+    model = make_model(args.model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()  # mean over the batch, as dptrain's by-samples weighting
+    generator = torch.Generator().manual_seed(args.seed)
+    n = x.shape[0]
+    times = []
+    for _ in range(args.epochs):
+        start = time.perf_counter()
+        order = torch.randperm(n, generator=generator)
+        for first in range(0, n, args.batch):
+            rows = order[first : first + args.batch]
+            xb, yb = x[rows], y[rows]  # gathered, as dptrain's workers gather shuffled rows
+            optimizer.zero_grad(set_to_none=True)
+            loss_fn(model(xb), yb).backward()
+            optimizer.step()
+        times.append(time.perf_counter() - start)
+    return model, times
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--model", choices=["softmax", "mlp"], default="mlp")
+    p.add_argument("--threads", type=int, default=os.cpu_count(), help="torch.set_num_threads (default: all CPUs)")
+    p.add_argument("--epochs", type=int, default=5, help="epochs; the median of their times is reported")
+    p.add_argument("--batch", type=int, default=256)
+    p.add_argument("--lr", type=float, default=0.01, help="as dptrain's benchmarks (timing does not depend on it)")
+    p.add_argument("--samples", type=int, default=60000, help="training samples used (at most 60000)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--data", default=DEFAULT_DATA, help="directory of the four IDX files")
+    p.add_argument("--json", action="store_true", help="print one JSON line instead of text")
+    args = p.parse_args()
+
+    torch.set_num_threads(args.threads)
+    torch.set_num_interop_threads(1)  # one training loop: no inter-op parallelism to exploit
+    x, y, x_test, y_test, source = load_fashion_mnist(args.data)
+    x, y = x[: args.samples].contiguous(), y[: args.samples].contiguous()
+    model, times = train(args, x, y)
+    with torch.no_grad():
+        accuracy = (model(x_test).argmax(dim=1) == y_test).float().mean().item()
+    median = statistics.median(times)
+    result = {
+        "model": args.model,
+        "threads": args.threads,
+        "batch": args.batch,
+        "samples": x.shape[0],
+        "epochs": args.epochs,
+        "epoch_seconds": times,
+        "median_epoch_seconds": median,
+        "samples_per_second": x.shape[0] / median,
+        "test_accuracy": accuracy,
+        "data": source,
+        "torch": torch.__version__,
+        "blas": loaded_blas(),
+        "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE", ""),
+    }
+    if args.json:
+        print(json.dumps(result))
+        return
+    print(f"{source}; PyTorch {torch.__version__}, {args.model}, {args.threads} threads, batch {args.batch}")
+    print("epoch seconds: " + " ".join(f"{t:.3f}" for t in times))
+    print(f"BLAS: {' '.join(loaded_blas())}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '')}")
+    print(f"median {median:.3f} s/epoch, {x.shape[0] / median:.0f} samples/s, test accuracy {100 * accuracy:.2f}%")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
