@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dptrain/io/libsvm_reader.hpp"
+#include "support/temp_dir.hpp"
 
 namespace {
 
@@ -16,23 +17,15 @@ using dptrain::Label;
 using dptrain::LabelMode;
 using dptrain::RowMatrix;
 
-// A file under the system temp directory, removed at the end of the test.
+// A file in a folder of its own: ctest runs the test cases as parallel processes.
 class TempFile {
  public:
-  TempFile(const std::string& name, const std::string& text)
-      : path_(std::filesystem::temp_directory_path() / ("dptrain_libsvm_test_" + name)) {
-    std::ofstream(path_, std::ios::binary) << text;
-  }
-  ~TempFile() {
-    std::error_code ignored;
-    std::filesystem::remove(path_, ignored);
-  }
-  TempFile(const TempFile&) = delete;
-  TempFile& operator=(const TempFile&) = delete;
-  [[nodiscard]] std::string path() const { return path_.string(); }
+  TempFile(const std::string& name, const std::string& text) : path_(dir_.write(name, text)) {}
+  [[nodiscard]] const std::string& path() const { return path_; }
 
  private:
-  std::filesystem::path path_;
+  test::TempDir dir_{"libsvm"};
+  std::string path_;
 };
 
 template <class Scalar = double, class Target = Label>
