@@ -21,6 +21,7 @@ struct ReduceScatterAggregator {
   template <class Scalar>
   VectorMap<Scalar> all_reduce(const TeamMember& team, const GradientBuffers<Scalar>& buffers) const noexcept {
     VectorMap<Scalar> mine = buffers.shard(team.rank, team.rank);
+    if (team.size == 1) return mine;  // nothing to add
     // Blocks small enough to stay in L1 while every buffer's block is added into them.
     constexpr Index block = 2048;
     for (Index begin = 0; begin < mine.size(); begin += block) {

@@ -19,7 +19,12 @@ struct TeamMember {
   Index rank = 0;  ///< this thread, 0 ≤ rank < size
   Index size = 1;  ///< threads in the team
 
-  void barrier() const noexcept { DPTRAIN_OMP(barrier); }
+  /// A team of one has nothing to wait for; libgomp would still spend about a microsecond.
+  void barrier() const noexcept {
+    if (size > 1) {
+      DPTRAIN_OMP(barrier);
+    }
+  }
 };
 
 /**
