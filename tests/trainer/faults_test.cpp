@@ -109,6 +109,24 @@ TEST_CASE("DataParallelTrainer: a non-finite loss stops with non_finite_error an
   }
 }
 
+TEST_CASE("DataParallelTrainer: a huge but finite float gradient is clipped, not taken for non-finite",
+          "[trainer][faults]") {
+  // Features and targets near 1e12 give gradient values near 1e24: finite in float, but their
+  // squares overflow float, so the norm must be summed in double.
+  auto data = test::linear_data<float>(64, 3, 1);
+  data.features *= 1e12f;
+  data.targets *= 1e12f;
+  const dptrain::LinearRegression<float> model(3);
+  const dptrain::Vector<float> start = model.init_parameters();
+  dptrain::Vector<float> theta = start;
+  const auto report =
+      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 64, .epochs = 1, .clip_norm = 1}, dptrain::Sgd{.lr = 0.5})
+          .fit(model, theta, data);
+  CHECK(report.skipped_steps == 0);
+  // One SGD step of a gradient clipped to norm 1 moves θ by exactly lr.
+  CHECK((theta - start).norm() == Approx(0.5).epsilon(1e-5));
+}
+
 TEST_CASE("DataParallelTrainer: bad options, hyperparameters and data are rejected with a clear message",
           "[trainer][faults]") {
   const auto data = test::linear_data<double>(20, 3, 1);

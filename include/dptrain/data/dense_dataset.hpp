@@ -74,10 +74,27 @@ struct DenseDataset {
   [[nodiscard]] batch_type gather(std::span<const Index> rows, Buffer& buffer) const {
     const auto count = static_cast<Index>(rows.size());
     for (Index i = 0; i < count; ++i) {
+      // Shuffled rows of a data set larger than the caches each start with a memory latency the
+      // hardware prefetcher cannot foresee: ask for a row a few rows ahead (7–11% less time per
+      // softmax-regression step on Fashion-MNIST, 1 and 2 threads; benchmarks/RESULTS.md).
+      if (i + prefetch_distance < count) prefetch_row(rows[static_cast<std::size_t>(i + prefetch_distance)]);
       buffer.features.row(i) = features.row(rows[static_cast<std::size_t>(i)]);
       buffer.targets[i] = targets[rows[static_cast<std::size_t>(i)]];
     }
     return {buffer.features.topRows(count), buffer.targets.head(count)};
+  }
+
+ private:
+  static constexpr Index prefetch_distance = 4;
+
+  void prefetch_row(Index row) const noexcept {
+#if defined(__GNUC__)
+    const char* begin = reinterpret_cast<const char*>(features.data() + row * dim());
+    const auto bytes = static_cast<std::size_t>(dim()) * sizeof(Scalar);
+    for (std::size_t offset = 0; offset < bytes; offset += cache_line_bytes) __builtin_prefetch(begin + offset);
+#else
+    static_cast<void>(row);
+#endif
   }
 };
 
