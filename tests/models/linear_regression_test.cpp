@@ -105,6 +105,15 @@ TEMPLATE_TEST_CASE("LinearRegression: validate names a wrong feature count and a
   RowMatrix<TestType> x = p.x;
   x(0, 1) = -std::numeric_limits<TestType>::infinity();
   CHECK_THROWS_WITH(model.validate({x, p.y}), Catch::Contains("feature 1 of row 0") && Catch::Contains("-inf"));
+  x(0, 1) = std::numeric_limits<TestType>::quiet_NaN();
+  CHECK_THROWS_WITH(model.validate({x, p.y}), Catch::Contains("feature 1 of row 0") && Catch::Contains("nan"));
+  // The last value of a matrix wider than any SIMD register, past every full packet.
+  const dptrain::LinearRegression<TestType> wide_model(53);
+  RowMatrix<TestType> big = RowMatrix<TestType>::Ones(37, 53);
+  const Vector<TestType> zeros = Vector<TestType>::Zero(37);
+  CHECK_NOTHROW(wide_model.validate({big, zeros}));
+  big(36, 52) = std::numeric_limits<TestType>::infinity();
+  CHECK_THROWS_WITH(wide_model.validate({big, zeros}), Catch::Contains("feature 52 of row 36"));
 
   const Vector<TestType> three{{TestType(1), TestType(2), TestType(3)}};
   CHECK_THROWS_WITH(model.validate({p.x, three}), Catch::Contains("2 feature rows but 3 targets"));
