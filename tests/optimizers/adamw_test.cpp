@@ -60,8 +60,10 @@ TEMPLATE_TEST_CASE("AdamW: decoupled decay differs from Adam's L2 decay", "[opti
   // t=1 θ[0]: AdamW 0.850000002 (above) vs Adam with L2 0.900000001 (adam_test.cpp).
   const auto adamw = run<TestType>(dptrain::AdamW{.lr = 0.1, .weight_decay = 0.5}, hand_theta0, first_grads(1));
   const auto adam = run<TestType>(dptrain::Adam{.lr = 0.1, .weight_decay = 0.5}, hand_theta0, first_grads(1));
-  CHECK_THAT(static_cast<double>(adamw.theta[0]), Catch::Matchers::WithinAbs(0.850000002, UpdateTolerance<TestType>::abs));
-  CHECK_THAT(static_cast<double>(adam.theta[0]), Catch::Matchers::WithinAbs(0.900000001, UpdateTolerance<TestType>::abs));
+  CHECK_THAT(static_cast<double>(adamw.theta[0]),
+             Catch::Matchers::WithinAbs(0.850000002, UpdateTolerance<TestType>::abs));
+  CHECK_THAT(static_cast<double>(adam.theta[0]),
+             Catch::Matchers::WithinAbs(0.900000001, UpdateTolerance<TestType>::abs));
 }
 
 TEMPLATE_TEST_CASE("AdamW: slicing theta gives bitwise the same result", "[optimizers]", float, double) {

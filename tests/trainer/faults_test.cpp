@@ -119,9 +119,9 @@ TEST_CASE("DataParallelTrainer: a huge but finite float gradient is clipped, not
   const dptrain::LinearRegression<float> model(3);
   const dptrain::Vector<float> start = model.init_parameters();
   dptrain::Vector<float> theta = start;
-  const auto report =
-      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 64, .epochs = 1, .clip_norm = 1}, dptrain::Sgd{.lr = 0.5})
-          .fit(model, theta, data);
+  const auto report = dptrain::DataParallelTrainer({.threads = 2, .batch_size = 64, .epochs = 1, .clip_norm = 1},
+                                                   dptrain::Sgd{.lr = 0.5})
+                          .fit(model, theta, data);
   CHECK(report.skipped_steps == 0);
   // One SGD step of a gradient clipped to norm 1 moves θ by exactly lr.
   CHECK((theta - start).norm() == Approx(0.5).epsilon(1e-5));
