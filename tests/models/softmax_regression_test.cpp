@@ -2,7 +2,9 @@
 // Tests of SoftmaxRegression: closed-form and naive-reference oracles, stability, validation.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 #include "dptrain/models/softmax_regression.hpp"
@@ -89,6 +91,40 @@ TEMPLATE_TEST_CASE("SoftmaxRegression: loss and gradient match a naive reference
     INFO("coordinate " << i);
     CHECK(grad[i] == Approx(expected[static_cast<std::size_t>(i)]).epsilon(tol).margin(tol));
   }
+}
+
+// Every class count the narrow kernels dispatch on (and a few past them, on the GEMM), with
+// feature counts that leave a partial vector or fill none, and row counts around the tile and
+// block sizes (784 features make a block of 41 float rows).
+TEMPLATE_TEST_CASE("SoftmaxRegression: every class count and shape matches the naive reference", "[models]", float,
+                   double) {
+  const std::vector<Index> feature_counts{1, 5, 16, 37, 784};
+  const std::vector<Index> row_counts{1, 2, 5, 43, 90};
+  std::uint32_t seed = 100;
+  for (Index k = 2; k <= dptrain::detail::narrow::max_columns + 3; ++k)
+    for (const Index d : feature_counts)
+      for (const Index m : row_counts) {
+        if (d == 784 && m != 90 && k != 10) continue;  // the wide rows once per class count are enough
+        const SoftmaxRegression<TestType> model(d, k);
+        const RowMatrix<TestType> x = dptrain::test::random_features<TestType>(m, d, ++seed);
+        const Vector<Label> y = dptrain::test::random_labels(m, k, ++seed);
+        const Vector<TestType> theta = dptrain::test::random_vector<TestType>(model.num_parameters(), 0.3, ++seed);
+        std::vector<double> expected;
+        const double expected_loss = reference(x, y, theta, k, expected);
+        TestType loss = 0;
+        const Vector<TestType> grad = dptrain::test::summed_gradient(model, theta, {x, y}, &loss);
+        auto ws = model.make_workspace(m);
+        INFO("k = " << k << ", d = " << d << ", m = " << m);
+        const double tol = (d == 784 ? 100 : 10) * Tolerance<TestType>::relative;
+        CHECK(loss == Approx(expected_loss).epsilon(tol));
+        CHECK(model.loss(theta, {x, y}, ws) == Approx(expected_loss).epsilon(tol));
+        double worst = 0;
+        for (Index i = 0; i < model.num_parameters(); ++i) {
+          const double e = expected[static_cast<std::size_t>(i)];
+          worst = std::max(worst, std::abs(static_cast<double>(grad[i]) - e) / (1 + std::abs(e)));
+        }
+        CHECK(worst < tol);
+      }
 }
 
 TEMPLATE_TEST_CASE("SoftmaxRegression: huge scores give finite, exact losses", "[models]", float, double) {

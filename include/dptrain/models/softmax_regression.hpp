@@ -2,6 +2,7 @@
 // SoftmaxRegression: multinomial logistic regression (softmax cross-entropy) on dense samples.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -10,6 +11,7 @@
 #include "dptrain/data/dense_dataset.hpp"
 #include "dptrain/detail/gemm.hpp"
 #include "dptrain/detail/model_support.hpp"
+#include "dptrain/detail/narrow_product.hpp"
 
 namespace dptrain {
 
@@ -25,8 +27,11 @@ namespace dptrain {
  * feature i for class c; then b, `θ[d·k + c]` = b_c.
  *
  * For a batch X (m × d) the work is two matrix products, Z = XW + 1bᵀ and ∇W += Xᵀ(P − Y),
- * plus one pass of softmax over Z, done in the workspace (m × k). All methods are const and
- * thread-safe; concurrent calls need distinct workspaces and gradient buffers.
+ * plus one pass of softmax over Z, done in the workspace (m × k). With k ≤ 16 classes (fewer
+ * without AVX-512: detail::narrow::max_columns) both run on register tiles of our own, fused
+ * block by block of rows so that each block of X is read from memory once; with more classes
+ * they run on Eigen's GEMM. All methods are const and thread-safe; concurrent calls need
+ * distinct workspaces and gradient buffers.
  *
  * @tparam Scalar float or double.
  *
@@ -50,7 +55,9 @@ class SoftmaxRegression {
   /// Scratch memory for batches of up to `scores.rows()` rows; contents are unspecified.
   struct Workspace {
     RowMatrix<Scalar> scores;            ///< Z = XW + 1bᵀ (max_rows × k), then P − Y
-    detail::gemm::Buffers<Scalar> gemm;  ///< packing buffers of the two matrix products
+    RowMatrix<Scalar> weights_t;         ///< Wᵀ (k × d), class-major, for the narrow kernels
+    RowMatrix<Scalar> gradient_t;        ///< the call's ∇Wᵀ (k × d), for the narrow kernels
+    detail::gemm::Buffers<Scalar> gemm;  ///< packing buffers of the two GEMMs (more classes)
     detail::gemm::Plan forward;          ///< blocking of XW
     detail::gemm::Plan backward;         ///< blocking of Xᵀ(P − Y)
   };
@@ -82,9 +89,14 @@ class SoftmaxRegression {
   /// @throws dptrain::invalid_argument if max_rows < 0.
   [[nodiscard]] Workspace make_workspace(Index max_rows) const {
     detail::models::check_max_rows("SoftmaxRegression", max_rows);
-    Workspace ws{RowMatrix<Scalar>(max_rows, classes_), {}, {}, {}};
-    ws.forward = ws.gemm.reserve(max_rows, classes_, inputs_);
-    ws.backward = ws.gemm.reserve(inputs_, classes_, max_rows);
+    Workspace ws{RowMatrix<Scalar>(max_rows, classes_), {}, {}, {}, {}, {}};
+    if (narrow()) {
+      ws.weights_t.resize(classes_, inputs_);
+      ws.gradient_t.resize(classes_, inputs_);
+    } else {
+      ws.forward = ws.gemm.reserve(max_rows, classes_, inputs_);
+      ws.backward = ws.gemm.reserve(inputs_, classes_, max_rows);
+    }
     return ws;
   }
 
@@ -100,11 +112,18 @@ class SoftmaxRegression {
     check(theta, grad.size(), batch, ws);
     if (m == 0) return Scalar(0);
     Eigen::Map<RowMatrix<Scalar>> z(ws.scores.data(), m, classes_);
-    scores(theta, batch, z, ws);
-    const Scalar loss = detail::models::softmax_cross_entropy<true, Scalar>(z, batch.targets);  // z is now P − Y
     Eigen::Map<RowMatrix<Scalar>> grad_w(grad.data(), inputs_, classes_);
     Eigen::Map<RowVector> grad_b(grad.data() + inputs_ * classes_, classes_);
-    detail::gemm::add_transposed_product<Scalar>(grad_w, batch.features, z, ws.backward, ws.gemm);
+    Scalar loss(0);
+    if (narrow()) {
+      loss = detail::narrow::with_columns(classes_,
+                                          [&](auto k) { return narrow_step<decltype(k)::value>(theta, batch, ws); });
+      grad_w += ws.gradient_t.transpose();
+    } else {
+      scores(theta, batch, z, ws);
+      loss = detail::models::softmax_cross_entropy<true, Scalar>(z, batch.targets);  // z is now P − Y
+      detail::gemm::add_transposed_product<Scalar>(grad_w, batch.features, z, ws.backward, ws.gemm);
+    }
     grad_b += z.colwise().sum();
     return loss;
   }
@@ -163,13 +182,56 @@ class SoftmaxRegression {
                                batch.features.cols(), batch.targets.size(), ws.scores.rows());
   }
 
-  // Z = XW + 1bᵀ: the bias is written first, so the product accumulates onto it in one GEMM.
+  // Rows of X per block of the fused step: a block (~128 KiB) stays in L2 between its two
+  // products, while Wᵀ and ∇Wᵀ are reused by every block.
+  static constexpr Index block_bytes = 128 * 1024;
+
+  [[nodiscard]] bool narrow() const noexcept { return classes_ <= detail::narrow::max_columns; }
+
+  // Z = XW + 1bᵀ: the bias is written first, so the product accumulates onto it.
   void scores(const ConstVectorRef<Scalar>& theta, const batch_type& batch, Eigen::Map<RowMatrix<Scalar>>& z,
               Workspace& ws) const {
-    const Eigen::Map<const RowMatrix<Scalar>> w(theta.data(), inputs_, classes_);
     const Eigen::Map<const RowVector> b(theta.data() + inputs_ * classes_, classes_);
     z.rowwise() = b;
-    detail::gemm::add_product<Scalar>(z, batch.features, w, ws.forward, ws.gemm);
+    if (narrow()) {
+      transpose_weights(theta, ws);
+      const auto& x = batch.features;
+      detail::narrow::with_columns(classes_, [&](auto k) {
+        detail::narrow::add_scores<decltype(k)::value>(x.data(), x.outerStride(), x.rows(), inputs_,
+                                                       ws.weights_t.data(), inputs_, z.data(), classes_);
+      });
+    } else {
+      const Eigen::Map<const RowMatrix<Scalar>> w(theta.data(), inputs_, classes_);
+      detail::gemm::add_product<Scalar>(z, batch.features, w, ws.forward, ws.gemm);
+    }
+  }
+
+  void transpose_weights(const ConstVectorRef<Scalar>& theta, Workspace& ws) const {
+    ws.weights_t = Eigen::Map<const RowMatrix<Scalar>>(theta.data(), inputs_, classes_).transpose();
+  }
+
+  // The narrow path of loss_and_gradient() with k = K classes: per block of rows, the scores,
+  // their softmax (the block of Z becomes P − Y) and the block's share of ∇Wᵀ, into
+  // ws.gradient_t. Returns the loss.
+  template <int K>
+  Scalar narrow_step(const ConstVectorRef<Scalar>& theta, const batch_type& batch, Workspace& ws) const {
+    const auto& x = batch.features;
+    const Index m = x.rows();
+    const Index block = std::max<Index>(1, block_bytes / (inputs_ * Index{sizeof(Scalar)}));
+    const Eigen::Map<const RowVector> b(theta.data() + inputs_ * K, K);
+    transpose_weights(theta, ws);
+    ws.gradient_t.setZero();
+    Scalar loss(0);
+    for (Index first = 0; first < m; first += block) {
+      const Index rows = std::min(block, m - first);
+      const Scalar* xb = x.data() + first * x.outerStride();
+      Eigen::Map<RowMatrix<Scalar>> z(ws.scores.data() + first * K, rows, K);
+      z.rowwise() = b;
+      detail::narrow::add_scores<K>(xb, x.outerStride(), rows, inputs_, ws.weights_t.data(), inputs_, z.data(), K);
+      loss += detail::models::softmax_cross_entropy<true, Scalar>(z, batch.targets.segment(first, rows));
+      detail::narrow::add_gradient<K>(xb, x.outerStride(), rows, inputs_, z.data(), K, ws.gradient_t.data(), inputs_);
+    }
+    return loss;
   }
 
   Index inputs_;
