@@ -49,8 +49,8 @@ void score_tile(const Scalar* x, Index ldx, Index d, const Scalar* wt, Index ldw
   P acc[R][C];
   for (auto& row : acc)
     for (auto& a : row) a = pset1<P>(Scalar(0));
-  Index i = 0;
-  for (; i + L <= d; i += L) {
+  const Index packed = d - d % L;
+  for (Index i = 0; i < packed; i += L) {
     P xs[R];
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) xs[r] = ploadu<P>(x + r * ldx + i);
@@ -64,7 +64,7 @@ void score_tile(const Scalar* x, Index ldx, Index d, const Scalar* wt, Index ldw
   for (int r = 0; r < R; ++r)
     for (int c = 0; c < C; ++c) {
       Scalar s = predux(acc[r][c]);
-      for (Index t = i; t < d; ++t) s += x[r * ldx + t] * wt[c * ldw + t];
+      for (Index t = packed; t < d; ++t) s += x[r * ldx + t] * wt[c * ldw + t];
       z[r * ldz + c] += s;
     }
 }
@@ -112,10 +112,12 @@ template <int C, class Scalar>
 void add_gradient(const Scalar* x, Index ldx, Index m, Index d, const Scalar* dz, Index ldd, Scalar* gt, Index ldg) {
   constexpr int F = tile_depth<C>;
   constexpr Index L = lanes<Scalar>;
-  Index i = 0;
-  for (; i + F * L <= d; i += F * L) gradient_tile<F, C>(x + i, ldx, m, dz, ldd, gt + i, ldg);
-  for (; i + L <= d; i += L) gradient_tile<1, C>(x + i, ldx, m, dz, ldd, gt + i, ldg);
-  for (; i < d; ++i)
+  // Bounds computed up front: a tail loop continuing from the packet loops' index makes GCC warn
+  // (-Waggressive-loop-optimizations) where d is a compile-time constant.
+  const Index wide = d - d % (F * L), packed = d - d % L;
+  for (Index i = 0; i < wide; i += F * L) gradient_tile<F, C>(x + i, ldx, m, dz, ldd, gt + i, ldg);
+  for (Index i = wide; i < packed; i += L) gradient_tile<1, C>(x + i, ldx, m, dz, ldd, gt + i, ldg);
+  for (Index i = packed; i < d; ++i)
     for (int c = 0; c < C; ++c) {
       Scalar s(0);
       for (Index r = 0; r < m; ++r) s += dz[r * ldd + c] * x[r * ldx + i];

@@ -89,7 +89,8 @@ class SoftmaxRegression {
   /// @throws dptrain::invalid_argument if max_rows < 0.
   [[nodiscard]] Workspace make_workspace(Index max_rows) const {
     detail::models::check_max_rows("SoftmaxRegression", max_rows);
-    Workspace ws{RowMatrix<Scalar>(max_rows, classes_), {}, {}, {}, {}, {}};
+    Workspace ws;
+    ws.scores.resize(max_rows, classes_);
     if (narrow()) {
       ws.weights_t.resize(classes_, inputs_);
       ws.gradient_t.resize(classes_, inputs_);
