@@ -42,24 +42,6 @@ TEST_CASE("DataParallelTrainer: a multilayer model also matches single-thread tr
   CHECK(test::relative_error(theta, expected) <= 1e-12);
 }
 
-// θ of 100 001 doubles: shards of at least 256 KiB at 2 and 3 threads, which the trainer updates
-// in a private buffer and streams to θ (data_parallel_trainer.hpp, stream_shard_bytes).
-TEST_CASE("DataParallelTrainer: large theta shards, streamed to theta, still match single-thread training",
-          "[trainer]") {
-  const Index threads = GENERATE(2, 3);
-  const Index features = 100000;
-  const auto data = test::linear_data<double>(24, features, 8);
-  const dptrain::LinearRegression<double> model(features);
-  const dptrain::Adam optimizer{.lr = 0.01};
-  dptrain::Vector<double> theta = model.init_parameters();
-  theta.setLinSpaced(-0.1, 0.1);
-  const dptrain::Vector<double> expected = test::reference_training(model, theta, data, 8, 5, optimizer);
-  dptrain::DataParallelTrainer trainer(
-      {.threads = threads, .batch_size = 8, .epochs = 2, .max_steps = 5, .shuffle = false}, optimizer);
-  trainer.fit(model, theta, data);
-  CHECK(test::relative_error(theta, expected) <= 1e-12);
-}
-
 TEST_CASE("DataParallelTrainer: with shuffling, N threads match one thread", "[trainer]") {
   const Index threads = GENERATE(2, 3, 4, 7);
   const auto data = test::linear_data<double>(101, 5, 2);

@@ -29,7 +29,6 @@
 #include "dptrain/core/training_state.hpp"
 #include "dptrain/detail/callback_hooks.hpp"
 #include "dptrain/detail/seed.hpp"
-#include "dptrain/detail/stream_copy.hpp"
 #include "dptrain/optimizers/constant_schedule.hpp"
 #include "dptrain/optimizers/sgd.hpp"
 #include "dptrain/partitioners/even_partitioner.hpp"
@@ -205,17 +204,8 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     // Inputs of the per-step scalar all-reduce.
     double loss = 0, sumsq = 0;
     Index samples = 0;
-    Index posts = 0;                  // hook posts passed (run_hooks): picks the slot to read
-    AlignedBuffer<Scalar> new_theta;  // this thread's shard of θ being updated, when θ is streamed
+    Index posts = 0;  // hook posts passed (run_hooks): picks the slot to read
   };
-
-  // θ shards from this size on are updated in a private buffer and then streamed to θ
-  // (detail/stream_copy.hpp): with several threads every other worker has just read θ, and plain
-  // stores would first have to invalidate its copies. Smaller shards are updated in place, since
-  // streaming sends θ to memory and the next step reads it back from there. Measured on the
-  // development VM at 2 threads (benchmarks/RESULTS.md): the MLP 784-256-10 (407 KB shards) gained
-  // 4% per epoch, softmax regression (16 KB shards) lost up to 10% when streamed.
-  static constexpr std::size_t stream_shard_bytes = 256 * 1024;
 
  public:
   Run(const DataParallelTrainer& trainer, const M& model, VectorRef<Scalar> theta, const D& data,
@@ -243,11 +233,6 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
       slots_.emplace_back(t_.worker_.make(model_, rank, max_rows), data_.make_buffer(opt_.shuffle ? max_rows : 0));
     for (ThreadSlot& slot : slots_) buffer_pointers_.push_back(slot.worker.gradient().data());
     buffers_ = {buffer_pointers_, {theta_.size(), threads}};
-    for (Index rank = 0; rank < threads; ++rank) {
-      const Index size = buffers_.layout.shard(rank).size;
-      if (threads > 1 && static_cast<std::size_t>(size) * sizeof(Scalar) >= stream_shard_bytes)
-        slots_[static_cast<std::size_t>(rank)].new_theta = AlignedBuffer<Scalar>(size);
-    }
     state_.plan = {n, b, opt_.accumulation_steps, opt_.drop_last, opt_.shuffle, opt_.seed};
     state_.optimizer_state.assign(static_cast<std::size_t>(slots), AlignedBuffer<Scalar>(theta_.size()));
     if (from != nullptr) resume_from(*from);
@@ -489,7 +474,7 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
                 step));
           return;
         }
-        if (finite) update(g, shard, totals, step, lr, me.new_theta);
+        if (finite) update(g, shard, totals, step, lr);
         const Clock::time_point t4 = Clock::now();
         team.barrier();  // θ is complete: the next step reads it
         const Clock::time_point t5 = Clock::now();
@@ -576,29 +561,18 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     return totals;
   }
 
-  // This thread's slice: g ← scale·clip·Σ G_i, then the optimizer update, in place or, with a
-  // `new_theta` buffer, there and then streamed to θ.
-  void update(VectorMap<Scalar> g, IndexRange shard, const StepTotals& totals, Index step, double lr,
-              AlignedBuffer<Scalar>& new_theta) {
+  // This thread's slice: g ← scale·clip·Σ G_i, then the optimizer update.
+  void update(VectorMap<Scalar> g, IndexRange shard, const StepTotals& totals, Index step, double lr) {
     double factor = totals.scale;
     const double norm = std::sqrt(totals.sumsq);
     if (opt_.clip_norm > 0 && norm > opt_.clip_norm) factor *= opt_.clip_norm / norm;
     g *= static_cast<Scalar>(factor);
-    VectorMap<Scalar> theta(theta_.data() + shard.begin, shard.size);
-    if (new_theta.size() == 0) {
-      t_.optimizer_.update(slice(theta, g, shard, std::make_integer_sequence<int, slots>{}), StepInfo{step, lr});
-      return;
-    }
-    VectorMap<Scalar> updated = new_theta.map();
-    updated = theta;
-    t_.optimizer_.update(slice(updated, g, shard, std::make_integer_sequence<int, slots>{}), StepInfo{step, lr});
-    detail::stream_copy(theta.data(), updated.data(), shard.size);
+    t_.optimizer_.update(slice(g, shard, std::make_integer_sequence<int, slots>{}), StepInfo{step, lr});
   }
 
   template <int... K>
-  UpdateSlice<Scalar, slots> slice(VectorMap<Scalar> theta, VectorMap<Scalar> g, [[maybe_unused]] IndexRange shard,
-                                   std::integer_sequence<int, K...>) {
-    return {theta,
+  UpdateSlice<Scalar, slots> slice(VectorMap<Scalar> g, IndexRange shard, std::integer_sequence<int, K...>) {
+    return {VectorMap<Scalar>(theta_.data() + shard.begin, shard.size),
             ConstVectorMap<Scalar>(g.data(), g.size()),
             {VectorMap<Scalar>(state_.optimizer_state[K].data() + shard.begin, shard.size)...}};
   }
