@@ -21,6 +21,14 @@
 
 #include "dptrain/core/types.hpp"
 
+// GCC 12's AVX-512 intrinsics, inlined here, start from deliberately undefined registers and
+// then warn that they are uninitialized (GCC bug 105593); the warning is about GCC's own header.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 namespace dptrain::detail::narrow {
 
 template <class Scalar>
@@ -36,6 +44,17 @@ inline constexpr int accumulators = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS * 3 /
 /// The most columns (classes) these kernels take; a tile holds every column at once.
 inline constexpr Index max_columns = std::min(16, accumulators);
 
+/// Keeps v in a vector register: otherwise GCC folds the load of a Wᵀ packet into each of the R
+/// FMAs that use it, and the tile issues R loads per packet instead of one.
+template <class P>
+EIGEN_ALWAYS_INLINE void keep_in_register(P& v) noexcept {
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__)) && defined(__SSE2__)
+  if constexpr (sizeof(P) >= 16) __asm__("" : "+v"(v));
+#else
+  static_cast<void>(v);
+#endif
+}
+
 /// Rows (scores) or feature packets (gradient) per tile for C columns.
 template <int C>
 inline constexpr int tile_depth = std::clamp(accumulators / C, 1, 4);
@@ -47,8 +66,10 @@ void score_tile(const Scalar* x, Index ldx, Index d, const Scalar* wt, Index ldw
   using P = Packet<Scalar>;
   constexpr Index L = lanes<Scalar>;
   P acc[R][C];
-  for (auto& row : acc)
-    for (auto& a : row) a = pset1<P>(Scalar(0));
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+    for (int c = 0; c < C; ++c) acc[r][c] = pset1<P>(Scalar(0));
   const Index packed = d - d % L;
   for (Index i = 0; i < packed; i += L) {
     P xs[R];
@@ -56,12 +77,15 @@ void score_tile(const Scalar* x, Index ldx, Index d, const Scalar* wt, Index ldw
     for (int r = 0; r < R; ++r) xs[r] = ploadu<P>(x + r * ldx + i);
 #pragma GCC unroll 16
     for (int c = 0; c < C; ++c) {
-      const P w = ploadu<P>(wt + c * ldw + i);
+      P w = ploadu<P>(wt + c * ldw + i);
+      keep_in_register(w);
 #pragma GCC unroll 4
       for (int r = 0; r < R; ++r) acc[r][c] = pmadd(xs[r], w, acc[r][c]);
     }
   }
+#pragma GCC unroll 4
   for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
     for (int c = 0; c < C; ++c) {
       Scalar s = predux(acc[r][c]);
       for (Index t = packed; t < d; ++t) s += x[r * ldx + t] * wt[c * ldw + t];
@@ -143,3 +167,7 @@ decltype(auto) with_columns(Index k, Fn&& fn) {
 }
 
 }  // namespace dptrain::detail::narrow
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
