@@ -135,6 +135,10 @@ TEMPLATE_TEST_CASE("SoftmaxRegression: loss_and_gradient and loss allocate nothi
   const RowMatrix<TestType> x = dptrain::test::random_features<TestType>(32, 20, 331);
   const Vector<Label> y = dptrain::test::random_labels(32, 5, 332);
   require_no_allocation(dptrain::SoftmaxRegression<TestType>(20, 5), {x, y});
+  // More classes than the narrow kernels take: Eigen's GEMM on the workspace's buffers.
+  const Index wide = dptrain::detail::narrow::max_columns + 1;
+  const Vector<Label> many = dptrain::test::random_labels(32, wide, 333);
+  require_no_allocation(dptrain::SoftmaxRegression<TestType>(20, wide), {x, many});
 }
 
 TEMPLATE_TEST_CASE("Mlp: loss_and_gradient and loss allocate nothing", "[models]", float, double) {

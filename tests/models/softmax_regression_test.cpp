@@ -127,6 +127,37 @@ TEMPLATE_TEST_CASE("SoftmaxRegression: every class count and shape matches the n
       }
 }
 
+TEMPLATE_TEST_CASE("SoftmaxRegression: rows viewed inside wider rows give the contiguous rows' results", "[models]",
+                   float, double) {
+  const Index d = 37, m = 43;
+  for (const Index k : {Index{10}, dptrain::detail::narrow::max_columns + 1}) {  // narrow kernels, then GEMM
+    const SoftmaxRegression<TestType> model(d, k);
+    const RowMatrix<TestType> wide = dptrain::test::random_features<TestType>(m, d + 5, 91);
+    const RowMatrix<TestType> x = wide.leftCols(d);
+    const Vector<Label> y = dptrain::test::random_labels(m, k, 92);
+    const Vector<TestType> theta = dptrain::test::random_vector<TestType>(model.num_parameters(), 0.3, 93);
+    TestType loss_view = 0, loss_copy = 0;
+    const Vector<TestType> view = dptrain::test::summed_gradient(model, theta, {wide.leftCols(d), y}, &loss_view);
+    const Vector<TestType> copy = dptrain::test::summed_gradient(model, theta, {x, y}, &loss_copy);
+    INFO("k = " << k);
+    CHECK(loss_view == Approx(loss_copy).epsilon(Tolerance<TestType>::relative));
+    CHECK(view.isApprox(copy, static_cast<TestType>(Tolerance<TestType>::relative)));
+  }
+}
+
+TEST_CASE("SoftmaxRegression: a workspace made by a model of another shape is refused", "[models]") {
+  const SoftmaxRegression<float> model(20, 5), other(10, 5);
+  const RowMatrix<float> x = dptrain::test::random_features<float>(4, 20, 94);
+  const Vector<Label> y = dptrain::test::random_labels(4, 5, 95);
+  auto ws = other.make_workspace(4);
+  Vector<float> grad = Vector<float>::Zero(model.num_parameters());
+  Vector<Label> out(4);
+  const Vector<float> theta = model.init_parameters();
+  CHECK_THROWS_AS(model.loss_and_gradient(theta, {x, y}, grad, ws), dptrain::invalid_argument);
+  CHECK_THROWS_AS(model.loss(theta, {x, y}, ws), dptrain::invalid_argument);
+  CHECK_THROWS_AS(model.predict(theta, {x, y}, out, ws), dptrain::invalid_argument);
+}
+
 TEMPLATE_TEST_CASE("SoftmaxRegression: huge scores give finite, exact losses", "[models]", float, double) {
   const SoftmaxRegression<TestType> model(1, 3);
   const RowMatrix<TestType> x{{TestType(1)}, {TestType(1)}};

@@ -75,6 +75,7 @@ struct DenseDataset {
   /// Copies the listed rows into `buffer` and returns a view of them; allocates nothing.
   [[nodiscard]] batch_type gather(std::span<const Index> rows, Buffer& buffer) const {
     const auto count = rows.size();
+    eigen_assert(buffer.features.cols() == dim() && "gather: a buffer from another data set's make_buffer()");
     for (std::size_t i = 0; i < count; ++i) {
       const Index ahead = rows[std::min(i + prefetch_distance, count - 1)];
       copy_row(rows[i], ahead, buffer.features.row(static_cast<Index>(i)).data());
@@ -85,23 +86,24 @@ struct DenseDataset {
 
  private:
   // Shuffled rows of a data set larger than the caches each start with a memory latency that the
-  // hardware prefetcher cannot foresee. copy_row() asks for the rows a few rows ahead one cache
-  // line at a time, interleaved with its own copy, which keeps a steady stream of requests in
+  // hardware prefetcher cannot foresee. copy_row() asks for the row `prefetch_distance` rows ahead
+  // one cache line at a time, interleaved with its own copy, which keeps a steady stream of requests in
   // flight: asking for a whole row at once stalled on the core's miss buffers (benchmarks/
   // RESULTS.md: the gather of 256 Fashion-MNIST rows took ~25% less time this way).
   static constexpr std::size_t prefetch_distance = 3;
-  static constexpr Index line = static_cast<Index>(cache_line_bytes / sizeof(Scalar));
+  static_assert(sizeof(Scalar) <= cache_line_bytes);
+  static constexpr Index scalars_per_line = static_cast<Index>(cache_line_bytes / sizeof(Scalar));
 
   // Copies row `row` to `out`, prefetching row `ahead` alongside.
   void copy_row(Index row, Index ahead, Scalar* out) const noexcept {
-    const Index d = dim(), whole_lines = d - d % line;
+    const Index d = dim(), whole_lines = d - d % scalars_per_line;
     const Scalar* in = features.data() + row * d;
     [[maybe_unused]] const Scalar* next = features.data() + ahead * d;
-    for (Index j = 0; j < whole_lines; j += line) {
+    for (Index j = 0; j < whole_lines; j += scalars_per_line) {
 #if defined(__GNUC__)
       __builtin_prefetch(next + j);
 #endif
-      std::copy_n(in + j, line, out + j);
+      std::copy_n(in + j, scalars_per_line, out + j);
     }
     std::copy(in + whole_lines, in + d, out + whole_lines);
   }

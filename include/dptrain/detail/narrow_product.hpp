@@ -7,12 +7,12 @@
 // reached a quarter of the FMA peak. Here the weights are held class-major (Wᵀ, k × d), so both
 // products run along the features, contiguous in X's rows and in Wᵀ's rows, and X is read in
 // place:
-//  - scores:   Z (m × k) += X Wᵀᵀ, R rows × k classes of vector accumulators per tile, one
-//    horizontal sum per score;
+//  - scores:   Z (m × k) += X W = X (Wᵀ)ᵀ, R rows × k classes of vector accumulators per tile,
+//    one horizontal sum per score;
 //  - gradient: Gᵀ (k × d) += Dᵀ X, k classes × F vectors of features per tile, one broadcast of
 //    D(r, c) per class and row.
 // Tiles use Eigen's packet functions (the widest vector of the build: AVX-512, AVX, SSE, NEON or
-// plain scalars) and take at most three quarters of the vector registers as accumulators.
+// plain scalars), and a tile's accumulators and operands together fit in the vector registers.
 #pragma once
 
 #include <algorithm>
@@ -38,11 +38,13 @@ using Packet = typename Eigen::internal::packet_traits<Scalar>::type;
 template <class Scalar>
 inline constexpr Index lanes = Eigen::internal::unpacket_traits<Packet<Scalar>>::size;
 
-/// Accumulators one tile may keep in registers; the other quarter holds the operands.
-inline constexpr int accumulators = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS * 3 / 4;
+/// Vector registers of the build's ISA (32 with AVX-512 or AArch64 NEON, 16 with AVX or SSE on
+/// x86-64, 8 for plain scalars or 32-bit SSE).
+inline constexpr int registers = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS;
 
-/// The most columns (classes) these kernels take; a tile holds every column at once.
-inline constexpr Index max_columns = std::min(16, accumulators);
+/// The most columns (classes) these kernels take: a tile holds every column's accumulator plus
+/// two operands (16 with 32 registers, 12 with 16, 6 with 8).
+inline constexpr Index max_columns = std::min(16, registers * 3 / 4);
 
 /// Keeps v in a vector register: otherwise GCC folds the load of a Wᵀ packet into each of the R
 /// FMAs that use it, and the tile issues R loads per packet instead of one.
@@ -55,9 +57,10 @@ EIGEN_ALWAYS_INLINE void keep_in_register(P& v) noexcept {
 #endif
 }
 
-/// Rows (scores) or feature packets (gradient) per tile for C columns.
+/// Rows (scores) or feature packets (gradient) per tile for C columns: the most, up to 4, whose
+/// R·C accumulators, R row operands and one shared operand fit in the registers without spilling.
 template <int C>
-inline constexpr int tile_depth = std::clamp(accumulators / C, 1, 4);
+inline constexpr int tile_depth = std::clamp((registers - 1) / (C + 1), 1, 4);
 
 /// Z(r, c) += Σᵢ X(r, i) Wᵀ(c, i) for R rows of X and all C rows of Wᵀ.
 template <int R, int C, class Scalar>
@@ -153,6 +156,7 @@ void add_gradient(const Scalar* x, Index ldx, Index m, Index d, const Scalar* dz
 /// compile-time constant, so that a tile's accumulators are registers.
 template <class Fn>
 decltype(auto) with_columns(Index k, Fn&& fn) {
+  eigen_assert(k >= 1 && k <= max_columns && "with_columns: k out of range");
   return [&]<int... Cs>(std::integer_sequence<int, Cs...>) {
     using Result = decltype(fn(std::integral_constant<int, 1>{}));
     if constexpr (std::is_void_v<Result>) {

@@ -27,8 +27,9 @@ namespace dptrain {
  * feature i for class c; then b, `θ[d·k + c]` = b_c.
  *
  * For a batch X (m × d) the work is two matrix products, Z = XW + 1bᵀ and ∇W += Xᵀ(P − Y),
- * plus one pass of softmax over Z, done in the workspace (m × k). With k ≤ 16 classes (fewer
- * without AVX-512: detail::narrow::max_columns) both run on register tiles of our own, fused
+ * plus one pass of softmax over Z, done in the workspace (m × k). With at most
+ * detail::narrow::max_columns classes (16 with AVX-512 or AArch64 NEON, 12 with AVX or SSE on
+ * x86-64) both run on register tiles of our own, fused
  * block by block of rows so that each block of X is read from memory once; with more classes
  * they run on Eigen's GEMM. All methods are const and thread-safe; concurrent calls need
  * distinct workspaces and gradient buffers.
@@ -151,6 +152,7 @@ class SoftmaxRegression {
     detail::models::check_call("SoftmaxRegression", num_parameters(), theta.size(), num_parameters(), inputs_, m,
                                batch.features.cols(), m, ws.scores.rows());
     detail::models::check_prediction_size("SoftmaxRegression", m, out.size());
+    check_workspace(ws);
     if (m == 0) return;
     Eigen::Map<RowMatrix<Scalar>> z(ws.scores.data(), m, classes_);
     scores(theta, batch, z, ws);
@@ -181,9 +183,21 @@ class SoftmaxRegression {
   void check(const ConstVectorRef<Scalar>& theta, Index grad_size, const batch_type& batch, const Workspace& ws) const {
     detail::models::check_call("SoftmaxRegression", num_parameters(), theta.size(), grad_size, inputs_, batch.size(),
                                batch.features.cols(), batch.targets.size(), ws.scores.rows());
+    check_workspace(ws);
   }
 
-  // Rows of X per block of the fused step: a block (~128 KiB) stays in L2 between its two
+  // The narrow kernels write ws.gradient_t through raw pointers: a workspace of another shape
+  // would be overrun, not resized.
+  void check_workspace(const Workspace& ws) const {
+    const bool fits = !narrow() || (ws.weights_t.rows() == classes_ && ws.weights_t.cols() == inputs_ &&
+                                    ws.gradient_t.rows() == classes_ && ws.gradient_t.cols() == inputs_);
+    if (!fits)
+      throw invalid_argument(
+          "dptrain: SoftmaxRegression: the workspace was made for another model; use this "
+          "model's make_workspace()");
+  }
+
+  // Bytes of X per block of rows of the fused step: a block stays in L2 between its two
   // products, while Wᵀ and ∇Wᵀ are reused by every block.
   static constexpr Index block_bytes = 128 * 1024;
 
