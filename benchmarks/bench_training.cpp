@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Training on Fashion-MNIST's shape (batch 256, momentum 0.9): the trainer's step and epoch at
-// 1 … all threads, and two hand-written references for the same epoch (plain Eigen on one thread;
-// Eigen + OpenMP without the trainer), so trainer / reference is the trainer's overhead.
+// 1 … all threads, two hand-written references for the same epoch (plain Eigen on one thread;
+// Eigen + OpenMP without the trainer), so trainer / reference is the trainer's overhead, and N
+// independent one-thread trainers side by side, the ceiling of any speedup on the machine.
 #include <dptrain/dptrain.hpp>
 
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <numeric>
@@ -60,8 +62,10 @@ struct FitClock {
   void on_fit_end(dptrain::TrainContext<float>&) { end = Clock::now(); }
 };
 
-using Trainer = dptrain::DataParallelTrainer<dptrain::GradientWorker, dptrain::EvenPartitioner,
-                                             dptrain::ReduceScatterAggregator, dptrain::Momentum>;
+template <class Partitioner = dptrain::EvenPartitioner>
+using TrainerWith = dptrain::DataParallelTrainer<dptrain::GradientWorker, Partitioner, dptrain::ReduceScatterAggregator,
+                                                 dptrain::Momentum>;
+using Trainer = TrainerWith<>;
 
 dptrain::Momentum optimizer() {
   return {.lr = lr, .momentum = momentum};
@@ -97,14 +101,16 @@ void BM_TrainerStep(benchmark::State& state) {
   count_samples(state, static_cast<double>(batch_size));
 }
 
-// One epoch (60 000 samples, 235 steps, the last of 96 samples), shuffled, in steady state.
-template <class Spec>
+// One epoch (60 000 samples, 235 steps, the last of 96 samples), shuffled, in steady state; with
+// the default even split, or with the split that follows each core's measured speed.
+template <class Spec, class Partitioner = dptrain::EvenPartitioner>
 void BM_TrainerEpoch(benchmark::State& state) {
   const Data& data = fashion_train();
   const typename Spec::Model model = Spec::make();
   dptrain::Vector<float> theta = model.init_parameters(1);
   const Index epochs = state.max_iterations;
-  Trainer trainer({.threads = state.range(0), .batch_size = batch_size, .epochs = epochs, .seed = 1}, optimizer());
+  TrainerWith<Partitioner> trainer({.threads = state.range(0), .batch_size = batch_size, .epochs = epochs, .seed = 1},
+                                   optimizer());
   EpochClock clock;
   clock.epochs.reserve(static_cast<std::size_t>(epochs));
   trainer.fit(model, theta, data, clock);
@@ -217,14 +223,65 @@ void BM_ReferenceOmpEpoch(benchmark::State& state) {
   count_samples(state, static_cast<double>(n));
 }
 
+// (c) The machine's ceiling for any data-parallel scheme: N one-thread trainers, one per core,
+// each training its own θ on the shared data set at the same time, exchanging nothing. Their
+// combined throughput (the sum of each one's samples/s, from the moment all N have set up) over
+// one trainer's is the speedup that shared memory bandwidth, caches, unequal cores and the VM's
+// neighbours leave before any synchronisation or communication: the trainer at N threads, even
+// with a perfectly balanced split, cannot beat it.
+template <class Spec>
+void BM_IndependentEpochs(benchmark::State& state) {
+  const Data& data = fashion_train();
+  const typename Spec::Model model = Spec::make();
+  const Index threads = state.range(0), epochs = state.max_iterations;
+  std::atomic<Index> ready{0};
+  std::vector<FitClock> clocks(static_cast<std::size_t>(threads));
+  run_team(state, threads, [&](const dptrain::TeamMember& team) {
+    struct StartTogether : FitClock {
+      std::atomic<Index>* ready;
+      Index threads;
+      void on_fit_begin(dptrain::TrainContext<float>& context) {
+        ready->fetch_add(1);
+        while (ready->load() < threads) {
+        }
+        FitClock::on_fit_begin(context);
+      }
+    } clock{{}, &ready, threads};
+    dptrain::Vector<float> theta = model.init_parameters(1);
+    Trainer trainer(
+        {.threads = 1, .batch_size = batch_size, .epochs = epochs, .seed = static_cast<std::uint64_t>(team.rank + 1)},
+        optimizer());
+    trainer.fit(model, theta, data, clock);
+    clocks[static_cast<std::size_t>(team.rank)] = clock;
+  });
+  if (state.error_occurred()) return;
+  Clock::time_point start = clocks.front().begin;
+  for (const FitClock& c : clocks) start = std::min(start, c.begin);
+  double epochs_per_second = 0;  // summed over the trainers
+  for (const FitClock& c : clocks) epochs_per_second += static_cast<double>(epochs) / seconds(start, c.end);
+  // One iteration: N epochs, one per trainer, at the combined rate.
+  for (auto _ : state) state.SetIterationTime(static_cast<double>(threads) / epochs_per_second);
+  count_samples(state, static_cast<double>(threads * data.size()));
+}
+
 BENCHMARK_TEMPLATE(BM_TrainerStep, Softmax)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_TrainerStep, Mlp)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_TrainerEpoch, Softmax)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_TrainerEpoch, Mlp)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE2(BM_TrainerEpoch, Softmax, dptrain::BalancingPartitioner)
+    ->Apply(threads_arg)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE2(BM_TrainerEpoch, Mlp, dptrain::BalancingPartitioner)
+    ->Apply(threads_arg)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_ReferenceEigenEpoch, Softmax)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_ReferenceEigenEpoch, Mlp)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_ReferenceOmpEpoch, Softmax)->Apply(threads_arg)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_ReferenceOmpEpoch, Mlp)->Apply(threads_arg)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_IndependentEpochs, Softmax)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_IndependentEpochs, Mlp)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

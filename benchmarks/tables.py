@@ -123,18 +123,23 @@ def main():
     for model in ("Softmax", "Mlp"):
         step = find(r, rf"BM_TrainerStep<{model}>/threads:(\d+)/manual_time")
         epoch = find(r, rf"BM_TrainerEpoch<{model}>/threads:(\d+)/manual_time")
+        balanced = find(r, rf"BM_TrainerEpoch<{model}, dptrain::BalancingPartitioner>/threads:(\d+)/manual_time")
+        ceiling = find(r, rf"BM_IndependentEpochs<{model}>/threads:(\d+)/manual_time")
         ref_omp = find(r, rf"BM_ReferenceOmpEpoch<{model}>/threads:(\d+)/real_time")
         ref_eigen = r.get(f"BM_ReferenceEigenEpoch<{model}>/real_time")
         torch = {p["threads"]: p for p in pytorch if p["model"] == model.lower()}
         if not epoch:
             continue
         base = epoch.get(1, {}).get("seconds")
+        ceiling_base = ceiling.get(1, {}).get("samples_per_second")
         rows = []
         for t in sorted(set(epoch) | set(ref_omp) | set(torch)):
             e = epoch.get(t, {}).get("seconds")
             o = ref_omp.get(t, {}).get("seconds")
             s = step.get(t, {}).get("seconds")
             p = torch.get(t, {}).get("median_epoch_seconds")
+            bal = balanced.get(t, {}).get("seconds")
+            c = ceiling.get(t, {}).get("samples_per_second")
             rows.append([
                 str(t),
                 fmt(s and s * 1e6),
@@ -142,6 +147,8 @@ def main():
                 fmt(epoch.get(t, {}).get("samples_per_second")),
                 fmt(base and e and base / e),
                 fmt(base and e and 100 * base / e / t),
+                fmt(base and bal and base / bal),
+                fmt(ceiling_base and c and c / ceiling_base),
                 fmt(o and o * 1e3),
                 fmt(e and o and e / o),
                 fmt(p and p * 1e3),
@@ -150,7 +157,8 @@ def main():
         print(f"**{model}**" + (f" — one-thread Eigen reference: {ref_eigen['seconds'] * 1e3:.1f} ms/epoch, "
                                 f"trainer(1) / reference = {epoch[1]['seconds'] / ref_eigen['seconds']:.3f}"
                                 if ref_eigen and 1 in epoch else "") + "\n")
-        table(["threads", "step µs", "epoch ms", "samples/s", "speedup", "efficiency %", "OpenMP ref ms",
+        table(["threads", "step µs", "epoch ms", "samples/s", "speedup", "efficiency %", "speedup, balancing split",
+               "ceiling: N independent", "OpenMP ref ms",
                "trainer / OpenMP ref", "PyTorch ms", "PyTorch / trainer"], rows)
 
 

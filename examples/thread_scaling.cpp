@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: MIT
 // thread_scaling: the same training at 1, 2, … all threads; seconds per epoch, speedup, parallel
-// efficiency and where the time goes (compute / wait / aggregate / update), per aggregator.
+// efficiency, where the time goes (compute / wait / aggregate / update) and how the minibatch was
+// split, per aggregator; --partitioner balancing lets the split follow each core's speed.
 #include <dptrain/dptrain.hpp>
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -16,6 +18,7 @@ namespace {
 struct Options {
   std::string model = "mlp";
   std::string aggregator = "reduce-scatter";
+  std::string partitioner = "even";
   dptrain::Index max_threads = dptrain::default_threads();
   dptrain::Index batch = 256;
   dptrain::Index epochs = 1;
@@ -29,44 +32,56 @@ std::vector<dptrain::Index> thread_counts(dptrain::Index max) {
   return counts;
 }
 
-template <class Aggregator, class Model>
+template <class Aggregator, class Partitioner, class Model>
 void scale(const std::string& name, const Model& model, const dptrain::DenseDataset<float, dptrain::Label>& data,
            const Options& o) {
-  std::printf("\n%s, %s, batch %ld, %ld samples, %ld epoch(s)\n", o.model.c_str(), name.c_str(), long(o.batch),
-              long(data.size()), long(o.epochs));
-  std::printf("threads  s/epoch  samples/s  speedup  efficiency   compute    wait  aggregate  update\n");
+  std::printf("\n%s, %s, %s split, batch %ld, %ld samples, %ld epoch(s)\n", o.model.c_str(), name.c_str(),
+              o.partitioner.c_str(), long(o.batch), long(data.size()), long(o.epochs));
+  std::printf("threads  s/epoch  samples/s  speedup  efficiency   compute    wait  aggregate  update  share min-max\n");
   double base = 0;
   for (dptrain::Index threads : thread_counts(o.max_threads)) {
     dptrain::Vector<float> theta = model.init_parameters(1);
-    dptrain::DataParallelTrainer<dptrain::GradientWorker, dptrain::EvenPartitioner, Aggregator, dptrain::Momentum>
-        trainer({.threads = threads, .batch_size = o.batch, .epochs = o.epochs, .seed = 1},
-                dptrain::Momentum{.lr = 0.05});
+    dptrain::DataParallelTrainer<dptrain::GradientWorker, Partitioner, Aggregator, dptrain::Momentum> trainer(
+        {.threads = threads, .batch_size = o.batch, .epochs = o.epochs, .seed = 1}, dptrain::Momentum{.lr = 0.05});
     const dptrain::FitReport report = trainer.fit(model, theta, data);
     const double per_epoch = report.seconds / static_cast<double>(report.epochs);
     if (threads == 1) base = per_epoch;
     dptrain::WorkerTimes mean;
+    // Each worker's samples as a multiple of the even share: 1.00-1.00 is an even split.
+    double fewest = 1e300, most = 0;
     for (const dptrain::WorkerTimes& w : report.workers) {
+      const double share = static_cast<double>(w.samples * threads) / static_cast<double>(report.samples);
+      fewest = std::min(fewest, share);
+      most = std::max(most, share);
       mean.compute += w.compute / static_cast<double>(threads);
       mean.wait += w.wait / static_cast<double>(threads);
       mean.aggregate += w.aggregate / static_cast<double>(threads);
       mean.update += w.update / static_cast<double>(threads);
     }
     const double total = mean.compute + mean.wait + mean.aggregate + mean.update;
-    std::printf("%7ld  %7.3f  %9.0f  %7.2f  %9.0f%%  %7.1f%%  %5.1f%%  %8.1f%%  %5.1f%%\n", long(threads), per_epoch,
-                report.samples_per_second(), base / per_epoch, 100.0 * base / per_epoch / static_cast<double>(threads),
-                100 * mean.compute / total, 100 * mean.wait / total, 100 * mean.aggregate / total,
-                100 * mean.update / total);
+    std::printf("%7ld  %7.3f  %9.0f  %7.2f  %9.0f%%  %7.1f%%  %5.1f%%  %8.1f%%  %5.1f%%  %5.2f-%.2f\n", long(threads),
+                per_epoch, report.samples_per_second(), base / per_epoch,
+                100.0 * base / per_epoch / static_cast<double>(threads), 100 * mean.compute / total,
+                100 * mean.wait / total, 100 * mean.aggregate / total, 100 * mean.update / total, fewest, most);
   }
+}
+
+template <class Partitioner, class Model>
+void scale_all(const Model& model, const dptrain::DenseDataset<float, dptrain::Label>& data, const Options& o) {
+  const bool all = o.aggregator == "all";
+  if (all || o.aggregator == "reduce-scatter")
+    scale<dptrain::ReduceScatterAggregator, Partitioner>("reduce-scatter", model, data, o);
+  if (all || o.aggregator == "ring") scale<dptrain::RingAllReduceAggregator, Partitioner>("ring", model, data, o);
+  if (all || o.aggregator == "tree") scale<dptrain::TreeAggregator, Partitioner>("tree", model, data, o);
+  if (all || o.aggregator == "serial") scale<dptrain::SerialAggregator, Partitioner>("serial", model, data, o);
 }
 
 template <class Model>
 void scale_all(const Model& model, const dptrain::DenseDataset<float, dptrain::Label>& data, const Options& o) {
-  const bool all = o.aggregator == "all";
-  if (all || o.aggregator == "reduce-scatter")
-    scale<dptrain::ReduceScatterAggregator>("reduce-scatter", model, data, o);
-  if (all || o.aggregator == "ring") scale<dptrain::RingAllReduceAggregator>("ring", model, data, o);
-  if (all || o.aggregator == "tree") scale<dptrain::TreeAggregator>("tree", model, data, o);
-  if (all || o.aggregator == "serial") scale<dptrain::SerialAggregator>("serial", model, data, o);
+  if (o.partitioner == "balancing")
+    scale_all<dptrain::BalancingPartitioner>(model, data, o);
+  else
+    scale_all<dptrain::EvenPartitioner>(model, data, o);
 }
 
 }  // namespace
@@ -77,6 +92,9 @@ int main(int argc, char** argv) {
   app.add_option("--model", o.model, "softmax or mlp (784-256-10)")->check(CLI::IsMember({"softmax", "mlp"}));
   app.add_option("--aggregator", o.aggregator, "reduce-scatter, ring, tree, serial or all")
       ->check(CLI::IsMember({"reduce-scatter", "ring", "tree", "serial", "all"}));
+  app.add_option("--partitioner", o.partitioner,
+                 "even (equal micro-batches) or balancing (micro-batches follow each core's measured speed)")
+      ->check(CLI::IsMember({"even", "balancing"}));
   app.add_option("--max-threads", o.max_threads, "largest thread count (default: all cores)")
       ->check(CLI::PositiveNumber);
   app.add_option("--batch", o.batch, "global minibatch size")->check(CLI::PositiveNumber);

@@ -158,11 +158,24 @@ concept Worker = Model<M> && requires(const W& w, const M& m, Index i) {
  * @par Requirements
  * `p.range(batch, workers, rank)` returns worker rank's contiguous IndexRange; the ranges of
  * ranks 0 … workers−1 are disjoint, in order, and cover [0, batch). Optional:
- * `p.validate(workers)` throws dptrain::invalid_argument for a thread count it cannot serve.
+ * - `p.validate(workers)` throws dptrain::invalid_argument for a thread count it cannot serve;
+ * - `p.max_size(batch, workers)`: the most samples range() will ever give one worker (the
+ *   trainer sizes the workers' buffers for it; without it, for the sizes range() gives at the
+ *   start of fit());
+ * - `p.observe(std::span<const WorkerLoad>)`: after each step, every worker's samples and
+ *   gradient time (AdaptivePartitioner); the trainer calls it on one thread while no worker
+ *   calls range(), on its own copy of the policy, made at the start of each fit().
  */
 template <class P>
 concept Partitioner = std::copy_constructible<P> && requires(const P& p, Index n) {
   { p.range(n, n, n) } -> std::same_as<IndexRange>;
+};
+
+/// A Partitioner that learns from each step's timings; it must also bound its sizes (max_size).
+template <class P>
+concept AdaptivePartitioner = Partitioner<P> && requires(P& p, const P& c, std::span<const WorkerLoad> loads, Index n) {
+  p.observe(loads);
+  { c.max_size(n, n) } -> std::convertible_to<Index>;
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@
 #include "dptrain/models/sparse_logistic_regression.hpp"
 #include "dptrain/models/sparse_softmax_regression.hpp"
 
+#include "dptrain/partitioners/balancing_partitioner.hpp"
 #include "dptrain/partitioners/even_partitioner.hpp"
 #include "dptrain/partitioners/weighted_partitioner.hpp"
 

@@ -2,6 +2,8 @@
 // N workers give the same θ as one worker on the whole minibatch, for every aggregator.
 #include <catch2/catch.hpp>
 
+#include <chrono>
+
 #include "dptrain/dptrain.hpp"
 #include "support/data.hpp"
 
@@ -157,6 +159,25 @@ TEST_CASE("DataParallelTrainer: a weighted split gives the same theta as an even
                                dptrain::WeightedPartitioner{.shares = {3, 1, 0.5}})
       .fit(model, weighted, data);
   CHECK(test::relative_error(weighted, even) <= 1e-12);
+}
+
+TEST_CASE("DataParallelTrainer: a balancing split moves samples off a slow worker and keeps theta", "[trainer]") {
+  using namespace std::chrono_literals;
+  const auto data = test::linear_data<double>(256, 4, 9);
+  const dptrain::LinearRegression<double> model(4);
+  dptrain::Vector<double> even = model.init_parameters(), balanced = model.init_parameters();
+  const dptrain::TrainerOptions options{.threads = 2, .batch_size = 64, .epochs = 10, .seed = 1};
+  dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.05}).fit(model, even, data);
+  // Worker 1 waits 1 ms per micro-batch, far longer than its gradient takes: after the first
+  // step it gets the floor, a quarter of the even share (8 of 64 samples).
+  const dptrain::StragglerWorker<> slow{.ranks = {1}, .delay = 1ms};
+  const dptrain::FitReport report =
+      dptrain::DataParallelTrainer<dptrain::StragglerWorker<>, dptrain::BalancingPartitioner>(
+          options, dptrain::Sgd{.lr = 0.05}, {}, {}, {}, slow)
+          .fit(model, balanced, data);
+  CHECK(report.workers[0].samples + report.workers[1].samples == report.samples);
+  CHECK(report.workers[1].samples <= 32 + 39 * 8 + 8);
+  CHECK(test::relative_error(balanced, even) <= 1e-12);
 }
 
 TEST_CASE("DataParallelTrainer: gradient clipping bounds the step to lr times clip_norm", "[trainer]") {

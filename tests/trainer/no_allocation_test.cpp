@@ -80,11 +80,11 @@ struct AllocationWindow {
   }
 };
 
-template <class Aggregator, class Optimizer, class Model, class Data>
+template <class Aggregator, class Partitioner = dptrain::EvenPartitioner, class Optimizer, class Model, class Data>
 void check_no_allocation(const Model& model, const Data& data, dptrain::Index threads, Optimizer optimizer) {
   dptrain::Vector<float> theta = model.init_parameters(1);
   AllocationWindow window;
-  dptrain::DataParallelTrainer<dptrain::GradientWorker, dptrain::EvenPartitioner, Aggregator, Optimizer> trainer(
+  dptrain::DataParallelTrainer<dptrain::GradientWorker, Partitioner, Aggregator, Optimizer> trainer(
       {.threads = threads, .batch_size = 20, .epochs = 20, .max_steps = 120, .clip_norm = 1.0}, optimizer);
   trainer.fit(model, theta, data, window);
   REQUIRE(window.at_10 >= 0);
@@ -107,4 +107,7 @@ TEST_CASE("DataParallelTrainer: steps 10 to 100 make no heap allocation", "[trai
                                                test::cluster_data<float>(230, 6, 2, 3), threads, dptrain::AdamW{});
   check_no_allocation<dptrain::SerialAggregator>(dptrain::LinearRegression<float>(6), regression, threads,
                                                  dptrain::RMSProp{});
+  // An adaptive partitioner learns every step, in the buffers of its first.
+  check_no_allocation<dptrain::ReduceScatterAggregator, dptrain::BalancingPartitioner>(
+      dptrain::SoftmaxRegression<float>(6, 3), classes, threads, dptrain::Momentum{});
 }

@@ -8,12 +8,14 @@
 
 namespace dptrain {
 
-/// Seconds one worker spent in each phase of the training steps, summed over fit().
+/// Seconds one worker spent in each phase of the training steps, summed over fit(), and the
+/// samples it computed.
 struct WorkerTimes {
   double compute = 0;    ///< local gradient: gathering its micro-batch and running the model
   double wait = 0;       ///< at barriers: waiting for slower workers (the straggler cost)
   double aggregate = 0;  ///< all-reducing gradients and the step's loss and gradient norm
   double update = 0;     ///< scaling, clipping and the optimizer update of its slice of θ
+  Index samples = 0;     ///< samples whose gradient it computed (its micro-batches)
 };
 
 /**

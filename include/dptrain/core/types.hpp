@@ -48,6 +48,13 @@ struct IndexRange {
   friend constexpr bool operator==(const IndexRange&, const IndexRange&) = default;
 };
 
+/// One worker's share of a training step, as the trainer hands it to a partitioner's observe():
+/// the samples of its micro-batches and the seconds its gradient took (gather and model).
+struct WorkerLoad {
+  Index samples = 0;
+  double seconds = 0;
+};
+
 /// Bytes per cache line; per-thread data is aligned and padded to it to avoid false sharing.
 inline constexpr std::size_t cache_line_bytes = 64;
 

@@ -188,6 +188,7 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
   static constexpr int slots = O::state_slots;
   static constexpr bool step_hooks = detail::has_hook<decltype(detail::on_step_end), Context, Callbacks...>;
   static constexpr bool epoch_end_hooks = detail::has_hook<decltype(detail::on_epoch_end), Context, Callbacks...>;
+  static constexpr bool adaptive = AdaptivePartitioner<P>;
 
   // A hook's ctx.team.run(f), posted to the waiting threads (run_hooks).
   struct Task {
@@ -210,7 +211,13 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
  public:
   Run(const DataParallelTrainer& trainer, const M& model, VectorRef<Scalar> theta, const D& data,
       const TrainingState<Scalar>* from, Callbacks&... callbacks)
-      : t_(trainer), opt_(trainer.options_), model_(model), theta_(theta), data_(data), callbacks_(callbacks...) {
+      : t_(trainer),
+        opt_(trainer.options_),
+        model_(model),
+        theta_(theta),
+        data_(data),
+        callbacks_(callbacks...),
+        partitioner_(trainer.partitioner_) {
     validate();
     const Index n = data_.size(), b = opt_.batch_size;
     batches_per_epoch_ = opt_.drop_last ? n / b : (n + b - 1) / b;
@@ -223,14 +230,18 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
 
     // A worker's largest micro-batch: only full minibatches and the last partial one occur.
     const Index threads = opt_.threads;
-    Index max_rows = 0;
-    for (Index rank = 0; rank < threads; ++rank) {
-      max_rows = std::max(max_rows, t_.partitioner_.range(b, threads, rank).size);
-      if (n % b != 0) max_rows = std::max(max_rows, t_.partitioner_.range(n % b, threads, rank).size);
+    for (const Index batch : {b, n % b}) {
+      if constexpr (requires { partitioner_.max_size(batch, threads); }) {
+        max_rows_ = std::max(max_rows_, std::min(batch, static_cast<Index>(partitioner_.max_size(batch, threads))));
+      } else {
+        for (Index rank = 0; rank < threads; ++rank)
+          max_rows_ = std::max(max_rows_, partitioner_.range(batch, threads, rank).size);
+      }
     }
+    if constexpr (adaptive) loads_.resize(static_cast<std::size_t>(threads));
     slots_.reserve(static_cast<std::size_t>(threads));
     for (Index rank = 0; rank < threads; ++rank)
-      slots_.emplace_back(t_.worker_.make(model_, rank, max_rows), data_.make_buffer(opt_.shuffle ? max_rows : 0));
+      slots_.emplace_back(t_.worker_.make(model_, rank, max_rows_), data_.make_buffer(opt_.shuffle ? max_rows_ : 0));
     for (ThreadSlot& slot : slots_) buffer_pointers_.push_back(slot.worker.gradient().data());
     buffers_ = {buffer_pointers_, {theta_.size(), threads}};
     state_.plan = {n, b, opt_.accumulation_steps, opt_.drop_last, opt_.shuffle, opt_.seed};
@@ -285,7 +296,7 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
       throw invalid_argument("dptrain: the learning rate must be finite and positive, got " + std::to_string(lr));
     if constexpr (requires { t_.optimizer_.validate(); }) t_.optimizer_.validate();
     if constexpr (requires { t_.schedule_.validate(); }) t_.schedule_.validate();
-    if constexpr (requires { t_.partitioner_.validate(opt_.threads); }) t_.partitioner_.validate(opt_.threads);
+    if constexpr (requires { partitioner_.validate(opt_.threads); }) partitioner_.validate(opt_.threads);
     data_.validate();
     if (data_.size() == 0) throw invalid_argument("dptrain: the data set is empty");
     if (theta_.size() != model_.num_parameters())
@@ -457,6 +468,7 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
         const Clock::time_point t0 = Clock::now();
         guarded([&] { local_gradient(team, me, s); });
         const Clock::time_point t1 = Clock::now();
+        if constexpr (adaptive) loads_[static_cast<std::size_t>(team.rank)] = {me.samples, seconds(t0, t1)};
         team.barrier();
         const Clock::time_point t2 = Clock::now();
         VectorMap<Scalar> g = t_.aggregator_.all_reduce(team, buffers_);
@@ -475,6 +487,9 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
           return;
         }
         if (finite) update(g, shard, totals, step, lr);
+        // Between two barriers: every worker has written its load, and none calls range().
+        if constexpr (adaptive)
+          if (team.rank == 0) guarded([&] { partitioner_.observe(std::span<const WorkerLoad>(loads_)); });
         const Clock::time_point t4 = Clock::now();
         team.barrier();  // θ is complete: the next step reads it
         const Clock::time_point t5 = Clock::now();
@@ -482,6 +497,7 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
         me.times.wait += seconds(t1, t2) + seconds(t4, t5);
         me.times.aggregate += seconds(t2, t3);
         me.times.update += seconds(t3, t4);
+        me.times.samples += me.samples;
         if (team.rank == 0) end_step(epoch, s, totals, finite, lr);
         if constexpr (step_hooks) {
           run_hooks(team, [&] { call_step_hooks(epoch, step, totals.loss); });
@@ -522,8 +538,12 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     const Index last = std::min(first + opt_.accumulation_steps, batches_per_epoch_);
     for (Index batch = first; batch < last; ++batch) {
       const Index start = batch * b;
-      const IndexRange mine = t_.partitioner_.range(std::min(b, n - start), team.size, team.rank);
+      const IndexRange mine = partitioner_.range(std::min(b, n - start), team.size, team.rank);
       if (mine.empty()) continue;
+      if (mine.size > max_rows_)
+        throw error("dptrain: the partitioner gave worker " + std::to_string(team.rank) + " " +
+                    std::to_string(mine.size) + " samples, more than the " + std::to_string(max_rows_) +
+                    " its buffers were sized for (an adaptive partitioner's max_size() is too small)");
       if (opt_.shuffle) {
         const std::span<const Index> rows(order_.data() + start + mine.begin, static_cast<std::size_t>(mine.size));
         me.worker.accumulate(model_, theta_, data_.gather(rows, me.buffer));
@@ -626,6 +646,9 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
   VectorRef<Scalar> theta_;
   const D& data_;
   std::tuple<Callbacks&...> callbacks_;
+  P partitioner_;                  // this fit()'s copy: an adaptive one learns as it trains
+  Index max_rows_ = 0;             // the most samples a worker's buffers hold
+  std::vector<WorkerLoad> loads_;  // the step's loads, for an adaptive partitioner
 
   Index batches_per_epoch_ = 0, steps_per_epoch_ = 0, total_steps_ = 0, total_epochs_ = 0;
   std::vector<ThreadSlot> slots_;
