@@ -123,7 +123,7 @@ def main():
     for model in ("Softmax", "Mlp"):
         step = find(r, rf"BM_TrainerStep<{model}>/threads:(\d+)/manual_time")
         epoch = find(r, rf"BM_TrainerEpoch<{model}>/threads:(\d+)/manual_time")
-        balanced = find(r, rf"BM_TrainerEpoch<{model}, dptrain::BalancingPartitioner>/threads:(\d+)/manual_time")
+        balanced = find(r, rf"BM_TrainerEpoch<{model},dptrain::BalancingPartitioner>/threads:(\d+)/manual_time")
         ceiling = find(r, rf"BM_IndependentEpochs<{model}>/threads:(\d+)/manual_time")
         ref_omp = find(r, rf"BM_ReferenceOmpEpoch<{model}>/threads:(\d+)/real_time")
         ref_eigen = r.get(f"BM_ReferenceEigenEpoch<{model}>/real_time")

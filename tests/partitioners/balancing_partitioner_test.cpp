@@ -56,11 +56,14 @@ TEST_CASE("BalancingPartitioner: shares follow the measured speeds", "[partition
   REQUIRE(p.shares().size() == 2);
   CHECK(p.shares()[0] == Approx(2.0 / 3));
   CHECK(p.shares()[1] == Approx(1.0 / 3));
-  CHECK(sizes(p, 256, 2) == std::vector<Index>{171, 85});
-  CHECK(sizes(p, 3, 2) == std::vector<Index>{2, 1});
-  // Three workers at speeds 1 : 2 : 1.
+  CHECK(sizes(p, 256, 2) == std::vector<Index>{168, 88});  // 170.7 rounded to a multiple of 8
+  CHECK(sizes(p, 3, 2) == std::vector<Index>{2, 1});       // granule 1 for tiny batches
+  dptrain::BalancingPartitioner exact{.smoothing = 1.0, .granule = 1};
+  exact.observe(std::vector<WorkerLoad>{{128, 1e-3}, {128, 2e-3}});
+  CHECK(sizes(exact, 256, 2) == std::vector<Index>{171, 85});
+  // Three workers at speeds 1 : 2 : 1; 100 samples: granule 4 (8 of them per even share).
   p.observe(std::vector<WorkerLoad>{{10, 1.0}, {20, 1.0}, {10, 1.0}});
-  CHECK(sizes(p, 100, 3) == std::vector<Index>{25, 50, 25});
+  CHECK(sizes(p, 100, 3) == std::vector<Index>{24, 52, 24});
 }
 
 TEST_CASE("BalancingPartitioner: speeds are smoothed over steps", "[partitioners]") {
@@ -96,13 +99,23 @@ TEST_CASE("BalancingPartitioner: shares stay within min_factor and max_factor of
   CHECK(sizes(p, 256, 4) == std::vector<Index>{128, 56, 56, 16});
 }
 
+TEST_CASE("BalancingPartitioner: speeds within the noise leave the even split", "[partitioners]") {
+  dptrain::BalancingPartitioner p{.smoothing = 1.0};
+  p.observe(std::vector<WorkerLoad>{{128, 1.00e-3}, {128, 1.02e-3}});  // 2% apart: under one granule
+  CHECK(sizes(p, 256, 2) == std::vector<Index>{128, 128});
+  p.observe(std::vector<WorkerLoad>{{128, 1.00e-3}, {128, 1.10e-3}});  // 10% apart: one granule moves
+  CHECK(sizes(p, 256, 2) == std::vector<Index>{136, 120});
+}
+
 TEST_CASE("BalancingPartitioner: random speeds always give a cover within max_size", "[partitioners]") {
   std::mt19937_64 rng(7);
   std::uniform_real_distribution<double> log_speed(-4, 4);
   for (int trial = 0; trial < 500; ++trial) {
     const Index workers = 1 + static_cast<Index>(rng() % 16);
     const double min_factor = static_cast<double>(rng() % 5) / 4, max_factor = 1 + static_cast<double>(rng() % 12) / 4;
-    dptrain::BalancingPartitioner p{.smoothing = 0.3, .min_factor = min_factor, .max_factor = max_factor};
+    const Index granule = 1 + static_cast<Index>(rng() % 16);
+    dptrain::BalancingPartitioner p{
+        .smoothing = 0.3, .min_factor = min_factor, .max_factor = max_factor, .granule = granule};
     std::vector<WorkerLoad> loads(static_cast<std::size_t>(workers));
     for (int step = 0; step < 3; ++step) {
       for (WorkerLoad& l : loads) l = {1 + static_cast<Index>(rng() % 500), std::exp(log_speed(rng))};
@@ -119,7 +132,7 @@ TEST_CASE("BalancingPartitioner: random speeds always give a cover within max_si
 TEST_CASE("BalancingPartitioner: with a fixed cost per step, the gradient times become equal", "[partitioners]") {
   // Simulated workers: time = fixed + samples · per_sample, worker 1 at 60% of worker 0's speed.
   const double fixed = 5e-6, per_sample[2] = {0.2e-6, 0.2e-6 / 0.6};
-  dptrain::BalancingPartitioner p;
+  dptrain::BalancingPartitioner p{.granule = 1};
   double times[2] = {0, 0};
   for (int step = 0; step < 100; ++step) {
     std::vector<WorkerLoad> loads;
@@ -143,4 +156,5 @@ TEST_CASE("BalancingPartitioner: validate rejects parameters outside their range
   CHECK_THROWS_WITH((dptrain::BalancingPartitioner{.min_factor = 1.5}.validate(2)), Contains("min_factor"));
   CHECK_THROWS_WITH((dptrain::BalancingPartitioner{.max_factor = 0.5}.validate(2)), Contains("max_factor"));
   CHECK_THROWS_AS((dptrain::BalancingPartitioner{.max_factor = INFINITY}.validate(2)), dptrain::invalid_argument);
+  CHECK_THROWS_WITH((dptrain::BalancingPartitioner{.granule = 0}.validate(2)), Contains("granule"));
 }

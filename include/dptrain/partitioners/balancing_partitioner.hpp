@@ -29,7 +29,10 @@ namespace dptrain {
  *
  * Each worker's share stays within [min_factor, max_factor] × the even share 1/N: every worker
  * keeps samples, so its speed stays measured, and the trainer sizes each worker's buffers for
- * max_size() rows, not for the whole minibatch.
+ * max_size() rows, not for the whole minibatch. Boundaries fall on multiples of `granule`
+ * samples (fewer when a worker's even share is under 8 granules): micro-batch sizes stay
+ * friendly to the models' vector kernels, and speed differences within the noise of a step's
+ * timing leave the split where it is (on equal cores, the even split).
  *
  * The step's gradient is the same sum whatever the split (with the default
  * Weighting::by_samples), so training follows the same path up to floating-point rounding. But
@@ -48,6 +51,7 @@ struct BalancingPartitioner {
   double smoothing = 0.2;    ///< weight of the newest step in each speed estimate, in (0, 1]
   double min_factor = 0.25;  ///< smallest share as a multiple of the even share, in [0, 1]
   double max_factor = 2.0;   ///< largest share as a multiple of the even share, ≥ 1
+  Index granule = 8;         ///< boundaries are multiples of this many samples, ≥ 1
 
   /// What observe() has learned, read by range(); empty until the first observe().
   struct Learned {
@@ -64,6 +68,7 @@ struct BalancingPartitioner {
     check(smoothing > 0 && smoothing <= 1, "smoothing must be in (0, 1]", smoothing);
     check(min_factor >= 0 && min_factor <= 1, "min_factor must be in [0, 1]", min_factor);
     check(max_factor >= 1 && std::isfinite(max_factor), "max_factor must be finite and ≥ 1", max_factor);
+    check(granule >= 1, "granule must be at least 1", static_cast<double>(granule));
   }
 
   /// Worker `rank`'s contiguous share of a minibatch of `batch` samples: the even split until
@@ -71,19 +76,22 @@ struct BalancingPartitioner {
   /// (between observe() calls).
   [[nodiscard]] IndexRange range(Index batch, Index workers, Index rank) const noexcept {
     if (static_cast<Index>(learned.bounds.size()) != workers + 1) return EvenPartitioner{}.range(batch, workers, rank);
+    const Index g = granule_of(batch, workers);
     const auto at = [&](Index t) {
-      return t == workers ? batch : static_cast<Index>(std::llround(static_cast<double>(batch) * learned.bounds[t]));
+      if (t == workers) return batch;
+      const auto granules = std::llround(static_cast<double>(batch) * learned.bounds[t] / static_cast<double>(g));
+      return std::min(batch, static_cast<Index>(granules) * g);
     };
     const Index begin = at(rank);
     return {begin, at(rank + 1) - begin};
   }
 
-  /// The most samples range() gives one worker of a minibatch of `batch`: rounding the
-  /// boundaries adds at most one to a share of batch·max_factor/workers.
+  /// The most samples range() gives one worker of a minibatch of `batch`: rounding its two
+  /// boundaries to granules adds at most one granule to a share of batch·max_factor/workers.
   [[nodiscard]] Index max_size(Index batch, Index workers) const noexcept {
     const auto share =
         static_cast<Index>(std::floor(static_cast<double>(batch) * max_factor / static_cast<double>(workers)));
-    return std::min(batch, std::max(share + 1, (batch + workers - 1) / workers));
+    return std::min(batch, std::max(share + granule_of(batch, workers), (batch + workers - 1) / workers));
   }
 
   /// One step's measurements, one per worker by rank: updates the speeds and the split of the
@@ -134,6 +142,12 @@ struct BalancingPartitioner {
     bounds[0] = 0;
     for (std::size_t t = 0; t < workers; ++t) bounds[t + 1] = bounds[t] + share(t, above) * scale;
     bounds[workers] = 1;
+  }
+
+  /// The granule of a minibatch of `batch` samples: `granule`, or less so that the even share
+  /// spans at least 8 of them.
+  [[nodiscard]] Index granule_of(Index batch, Index workers) const noexcept {
+    return std::clamp<Index>(batch / (8 * workers), 1, granule);
   }
 
   /// Each worker's current fraction of a minibatch, by rank (adds up to 1); empty until the
