@@ -6,8 +6,9 @@
 #   benchmarks/plot_scaling.sh results/dptrain.json [scaling.png] [name regex, default 'Epoch']
 #
 # Families are the names up to the first '/' that have a 'threads:N' argument and match the regex
-# (by default BM_TrainerEpoch<…> and BM_ReferenceOmpEpoch<…>). Speedup is T(1)/T(N) of the same
-# family. Each point is the median over repetitions when the file has aggregates
+# (by default the BM_…Epoch… families). Speedup is the throughput at N threads over 1 thread of
+# the same family: samples_per_second where the benchmark counts it (BM_IndependentEpochs does N
+# epochs per iteration), else T(1)/T(N). Each point is the median over repetitions when the file has aggregates
 # (--benchmark_repetitions), else the mean of its runs. Needs python3 and gnuplot (gnuplot-nox).
 set -euo pipefail
 if [ $# -lt 1 ] || [ ! -f "$1" ]; then
@@ -30,7 +31,7 @@ scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
 with open(path) as f:
     runs = json.load(f)["benchmarks"]
 has_aggregates = any(r.get("run_type") == "aggregate" for r in runs)
-times = collections.defaultdict(list)  # (family, threads) -> seconds
+times = collections.defaultdict(list)  # (family, threads) -> seconds per sample, or per iteration
 for r in runs:
     if r.get("error_occurred"):
         continue
@@ -41,7 +42,8 @@ for r in runs:
     family = name.split("/")[0]
     if not m or not pattern.search(family):
         continue
-    times[(family, int(m.group(1)))].append(r["real_time"] * scale[r["time_unit"]])
+    rate = r.get("samples_per_second")
+    times[(family, int(m.group(1)))].append(1 / rate if rate else r["real_time"] * scale[r["time_unit"]])
 
 families = sorted({f for f, _ in times})
 if not families:
@@ -76,11 +78,11 @@ set xlabel 'threads'
 set xrange [1:$max_threads]
 set xtics $(cat "$tmp/xtics")
 set yrange [0:*]
-set ylabel 'speedup T(1) / T(N)'
+set ylabel 'speedup: throughput(N) / throughput(1)'
 set title 'speedup'
 plot x with lines dashtype 2 linecolor 'black' title 'ideal', ${clauses//COLUMN/3}
 set key bottom left
-set ylabel 'parallel efficiency T(1) / (N T(N))'
+set ylabel 'parallel efficiency: speedup / N'
 set title 'parallel efficiency'
 set yrange [0:1.1]
 plot 1 with lines dashtype 2 linecolor 'black' title 'ideal', ${clauses//COLUMN/4}
