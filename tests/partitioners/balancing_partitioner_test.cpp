@@ -42,9 +42,8 @@ TEST_CASE("BalancingPartitioner: the even split until it has measured the team",
     CHECK(p.range(batch, workers, rank) == dptrain::EvenPartitioner{}.range(batch, workers, rank));
   // Measurements of another team size do not apply to this one.
   p.observe(std::vector<WorkerLoad>{{10, 1.0}, {10, 3.0}, {10, 2.0}, {10, 1.0}, {10, 1.0}});
-  if (workers != 5)
-    for (Index rank = 0; rank < workers; ++rank)
-      CHECK(p.range(batch, workers, rank) == dptrain::EvenPartitioner{}.range(batch, workers, rank));
+  for (Index rank = 0; rank < workers; ++rank)
+    CHECK(p.range(batch, workers, rank) == dptrain::EvenPartitioner{}.range(batch, workers, rank));
   CHECK(p.max_size(batch, workers) >= (batch + workers - 1) / workers);
 }
 
@@ -112,7 +111,8 @@ TEST_CASE("BalancingPartitioner: random speeds always give a cover within max_si
   std::uniform_real_distribution<double> log_speed(-4, 4);
   for (int trial = 0; trial < 500; ++trial) {
     const Index workers = 1 + static_cast<Index>(rng() % 16);
-    const double min_factor = static_cast<double>(rng() % 5) / 4, max_factor = 1 + static_cast<double>(rng() % 12) / 4;
+    const double min_factor = static_cast<double>(1 + rng() % 4) / 4,
+                 max_factor = 1 + static_cast<double>(rng() % 12) / 4;
     const Index granule = 1 + static_cast<Index>(rng() % 16);
     dptrain::BalancingPartitioner p{
         .smoothing = 0.3, .min_factor = min_factor, .max_factor = max_factor, .granule = granule};
@@ -152,7 +152,7 @@ TEST_CASE("BalancingPartitioner: validate rejects parameters outside their range
   CHECK_NOTHROW(dptrain::BalancingPartitioner{}.validate(4));
   CHECK_THROWS_WITH((dptrain::BalancingPartitioner{.smoothing = 0}.validate(2)), Contains("smoothing"));
   CHECK_THROWS_WITH((dptrain::BalancingPartitioner{.smoothing = 1.5}.validate(2)), Contains("smoothing"));
-  CHECK_THROWS_WITH((dptrain::BalancingPartitioner{.min_factor = -0.1}.validate(2)), Contains("min_factor"));
+  CHECK_THROWS_WITH((dptrain::BalancingPartitioner{.min_factor = 0}.validate(2)), Contains("min_factor"));
   CHECK_THROWS_WITH((dptrain::BalancingPartitioner{.min_factor = 1.5}.validate(2)), Contains("min_factor"));
   CHECK_THROWS_WITH((dptrain::BalancingPartitioner{.max_factor = 0.5}.validate(2)), Contains("max_factor"));
   CHECK_THROWS_AS((dptrain::BalancingPartitioner{.max_factor = INFINITY}.validate(2)), dptrain::invalid_argument);

@@ -168,15 +168,15 @@ TEST_CASE("DataParallelTrainer: a balancing split moves samples off a slow worke
   dptrain::Vector<double> even = model.init_parameters(), balanced = model.init_parameters();
   const dptrain::TrainerOptions options{.threads = 2, .batch_size = 64, .epochs = 10, .seed = 1};
   dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.05}).fit(model, even, data);
-  // Worker 1 waits 1 ms per micro-batch, far longer than its gradient takes: after the first
-  // step it gets the floor, a quarter of the even share (8 of 64 samples).
+  // Worker 1 waits 1 ms per micro-batch, far longer than its gradient takes: the split moves to
+  // the floor, a quarter of the even share (8 of 64 samples). The even split would give it half.
   const dptrain::StragglerWorker<> slow{.ranks = {1}, .delay = 1ms};
   const dptrain::FitReport report =
       dptrain::DataParallelTrainer<dptrain::StragglerWorker<>, dptrain::BalancingPartitioner>(
           options, dptrain::Sgd{.lr = 0.05}, {}, {}, {}, slow)
           .fit(model, balanced, data);
   CHECK(report.workers[0].samples + report.workers[1].samples == report.samples);
-  CHECK(report.workers[1].samples <= 32 + 39 * 8 + 8);
+  CHECK(report.workers[1].samples < report.samples / 4);
   CHECK(test::relative_error(balanced, even) <= 1e-12);
 }
 

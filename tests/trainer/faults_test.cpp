@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <limits>
+#include <span>
 #include <stdexcept>
 
 #include "dptrain/dptrain.hpp"
@@ -31,7 +32,30 @@ struct ThrowingModel : dptrain::LinearRegression<double> {
   }
 };
 
+// A BalancingPartitioner whose observe() throws from the chosen step on.
+struct ThrowingPartitioner : dptrain::BalancingPartitioner {
+  Index from_step = 3;
+  Index steps = 0;
+  void observe(std::span<const dptrain::WorkerLoad> loads) {
+    if (++steps >= from_step) throw Boom("boom in observe");
+    BalancingPartitioner::observe(loads);
+  }
+};
+static_assert(dptrain::AdaptivePartitioner<ThrowingPartitioner>);
+
 }  // namespace
+
+TEST_CASE("DataParallelTrainer: an exception in an adaptive partitioner leaves fit() with its type",
+          "[trainer][faults]") {
+  const Index threads = GENERATE(1, 2, 3);
+  const auto data = test::linear_data<double>(64, 3, 1);
+  const dptrain::LinearRegression<double> model(3);
+  dptrain::Vector<double> theta = model.init_parameters();
+  dptrain::DataParallelTrainer trainer({.threads = threads, .batch_size = 16, .epochs = 5}, dptrain::Sgd{},
+                                       dptrain::ConstantSchedule{}, ThrowingPartitioner{});
+  CHECK_THROWS_WITH(trainer.fit(model, theta, data), Contains("boom in observe"));
+  CHECK(theta.allFinite());
+}
 
 TEST_CASE("DataParallelTrainer: an exception in a worker leaves fit() with its type and message", "[trainer][faults]") {
   constexpr Index threads = 4;
@@ -143,6 +167,11 @@ TEST_CASE("DataParallelTrainer: bad options, hyperparameters and data are reject
   CHECK_THROWS_WITH(fit({}, {.lr = std::numeric_limits<double>::infinity()}), Contains("inf"));
   CHECK_THROWS_WITH(fit({.batch_size = 32, .drop_last = true}), Contains("leaves no minibatch"));
   CHECK_THROWS_AS(fit({.threads = 0}), std::invalid_argument);
+  // An adaptive split would make Weighting::equal's gradient depend on timings.
+  CHECK_THROWS_WITH(dptrain::DataParallelTrainer({.threads = 2, .weighting = dptrain::Weighting::equal}, dptrain::Sgd{},
+                                                 dptrain::ConstantSchedule{}, dptrain::BalancingPartitioner{})
+                        .fit(model, theta, data),
+                    Contains("Weighting::by_samples"));
 
   dptrain::Vector<double> short_theta(3);
   CHECK_THROWS_WITH(dptrain::DataParallelTrainer().fit(model, short_theta, data),

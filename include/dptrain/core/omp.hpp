@@ -45,5 +45,14 @@ namespace detail {
 #endif
 }
 
+/// Whether the caller runs inside an active parallel region (then a nested one gets one thread).
+[[nodiscard]] inline bool omp_in_parallel() noexcept {
+#if defined(_OPENMP)
+  return ::omp_in_parallel() != 0;
+#else
+  return false;
+#endif
+}
+
 }  // namespace detail
 }  // namespace dptrain

@@ -34,11 +34,12 @@ namespace dptrain {
  * friendly to the models' vector kernels, and speed differences within the noise of a step's
  * timing leave the split where it is (on equal cores, the even split).
  *
- * The step's gradient is the same sum whatever the split (with the default
- * Weighting::by_samples), so training follows the same path up to floating-point rounding. But
- * the split depends on timings: runs are not bitwise reproducible, and resume() does not repeat
- * an interrupted run bit for bit. Use EvenPartitioner where that matters. Each fit() starts from
- * the even split.
+ * The step's gradient is the same sum whatever the split (the trainer requires
+ * Weighting::by_samples with it), so training follows the same path up to floating-point
+ * rounding. But the split depends on timings: runs are not bitwise reproducible, and resume()
+ * does not repeat an interrupted run bit for bit. Use EvenPartitioner where that matters. Each
+ * fit() trains with its own copy of the policy it was given, which has learned nothing unless you
+ * called observe() on it yourself: every run starts from the even split.
  *
  * @code
  * dptrain::DataParallelTrainer<dptrain::GradientWorker, dptrain::BalancingPartitioner> trainer(
@@ -49,7 +50,7 @@ namespace dptrain {
  */
 struct BalancingPartitioner {
   double smoothing = 0.2;    ///< weight of the newest step in each speed estimate, in (0, 1]
-  double min_factor = 0.25;  ///< smallest share as a multiple of the even share, in [0, 1]
+  double min_factor = 0.25;  ///< smallest share as a multiple of the even share, in (0, 1]
   double max_factor = 2.0;   ///< largest share as a multiple of the even share, ≥ 1
   Index granule = 8;         ///< boundaries are multiples of this many samples, ≥ 1
 
@@ -66,7 +67,7 @@ struct BalancingPartitioner {
         throw invalid_argument(std::string("dptrain: BalancingPartitioner ") + what + ", got " + std::to_string(value));
     };
     check(smoothing > 0 && smoothing <= 1, "smoothing must be in (0, 1]", smoothing);
-    check(min_factor >= 0 && min_factor <= 1, "min_factor must be in [0, 1]", min_factor);
+    check(min_factor > 0 && min_factor <= 1, "min_factor must be in (0, 1]", min_factor);
     check(max_factor >= 1 && std::isfinite(max_factor), "max_factor must be finite and ≥ 1", max_factor);
     check(granule >= 1, "granule must be at least 1", static_cast<double>(granule));
   }
@@ -133,7 +134,7 @@ struct BalancingPartitioner {
     double slowest = speed(0);
     for (std::size_t t = 1; t < workers; ++t) slowest = std::min(slowest, speed(t));
     double below = 0, above = hi / slowest;
-    for (int i = 0; i < 100; ++i) {
+    for (int i = 0; i < 64; ++i) {  // 2⁻⁶⁴ of the initial interval: below double's precision
       const double middle = 0.5 * (below + above);
       (total(middle) < 1 ? below : above) = middle;
     }

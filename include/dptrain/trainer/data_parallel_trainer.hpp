@@ -202,8 +202,8 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     WorkerState worker;
     typename D::Buffer buffer;
     WorkerTimes times;
-    // Inputs of the per-step scalar all-reduce.
-    double loss = 0, sumsq = 0;
+    // Inputs of the per-step scalar all-reduce, and of an adaptive partitioner.
+    double loss = 0, sumsq = 0, compute_seconds = 0;
     Index samples = 0;
     Index posts = 0;  // hook posts passed (run_hooks): picks the slot to read
   };
@@ -257,8 +257,12 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
 
   FitReport run() {
     const Clock::time_point start = Clock::now();
-    const int eigen_threads = Eigen::nbThreads();
-    Eigen::setNbThreads(1);  // the workers are the parallelism; Eigen's own GEMM threads would oversubscribe
+    // The workers are the parallelism: Eigen's own GEMM threads would oversubscribe the cores.
+    // The setting is process-wide, so a fit() inside another parallel region (where Eigen starts
+    // no threads anyway) leaves it alone: another fit() may be running beside this one.
+    const bool outermost = !detail::omp_in_parallel();
+    const int eigen_threads = outermost ? Eigen::nbThreads() : 1;
+    if (outermost) Eigen::setNbThreads(1);
     Context begin_ctx = context(start_.epoch, start_.step, 0, ThreadTeam(opt_.threads));
     bool stop =
         std::apply([&](auto&... cb) { return detail::call_hook(detail::on_fit_begin, begin_ctx, cb...); }, callbacks_);
@@ -267,7 +271,7 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
         thread_main();
       }
     }
-    Eigen::setNbThreads(eigen_threads);
+    if (outermost) Eigen::setNbThreads(eigen_threads);
     report_.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     for (std::size_t rank = 0; rank < slots_.size(); ++rank) report_.workers[rank] = slots_[rank].times;
     if (error_) std::rethrow_exception(error_);
@@ -297,6 +301,11 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     if constexpr (requires { t_.optimizer_.validate(); }) t_.optimizer_.validate();
     if constexpr (requires { t_.schedule_.validate(); }) t_.schedule_.validate();
     if constexpr (requires { partitioner_.validate(opt_.threads); }) partitioner_.validate(opt_.threads);
+    if constexpr (adaptive)
+      if (opt_.weighting == Weighting::equal)
+        throw invalid_argument(
+            "dptrain: Weighting::equal weights each worker's mean gradient alike, so with an adaptive partitioner "
+            "the gradient would depend on timings; use Weighting::by_samples");
     data_.validate();
     if (data_.size() == 0) throw invalid_argument("dptrain: the data set is empty");
     if (theta_.size() != model_.num_parameters())
@@ -468,8 +477,12 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
         const Clock::time_point t0 = Clock::now();
         guarded([&] { local_gradient(team, me, s); });
         const Clock::time_point t1 = Clock::now();
-        if constexpr (adaptive) loads_[static_cast<std::size_t>(team.rank)] = {me.samples, seconds(t0, t1)};
+        me.compute_seconds = seconds(t0, t1);
         team.barrier();
+        // Every worker's load is written, and no worker calls range() before B3; a throw here is
+        // seen by all threads after the scalar all-reduce's barrier, like a worker's.
+        if constexpr (adaptive)
+          if (team.rank == 0) guarded([&] { observe_loads(); });
         const Clock::time_point t2 = Clock::now();
         VectorMap<Scalar> g = t_.aggregator_.all_reduce(team, buffers_);
         me.sumsq = squared_norm(g);
@@ -487,13 +500,10 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
           return;
         }
         if (finite) update(g, shard, totals, step, lr);
-        // Between two barriers: every worker has written its load, and none calls range().
-        if constexpr (adaptive)
-          if (team.rank == 0) guarded([&] { partitioner_.observe(std::span<const WorkerLoad>(loads_)); });
         const Clock::time_point t4 = Clock::now();
         team.barrier();  // θ is complete: the next step reads it
         const Clock::time_point t5 = Clock::now();
-        me.times.compute += seconds(t0, t1);
+        me.times.compute += me.compute_seconds;
         me.times.wait += seconds(t1, t2) + seconds(t4, t5);
         me.times.aggregate += seconds(t2, t3);
         me.times.update += seconds(t3, t4);
@@ -528,6 +538,13 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
     const bool stop = call(detail::on_epoch_begin, ctx);
     report_.stopped_by_callback = report_.stopped_by_callback || stop;
     go_.after_epoch_begin = !stop && !failed_.load(std::memory_order_relaxed);
+  }
+
+  // Thread 0 between B1 and B3: the step's loads to an adaptive partitioner.
+  void observe_loads() {
+    for (std::size_t rank = 0; rank < slots_.size(); ++rank)
+      loads_[rank] = {slots_[rank].samples, slots_[rank].compute_seconds};
+    partitioner_.observe(std::span<const WorkerLoad>(loads_));
   }
 
   // Worker `team.rank`'s part of step s of the epoch: its micro-batch of each accumulated minibatch.
@@ -648,7 +665,7 @@ class DataParallelTrainer<W, P, A, O, S>::Run {
   std::tuple<Callbacks&...> callbacks_;
   P partitioner_;                  // this fit()'s copy: an adaptive one learns as it trains
   Index max_rows_ = 0;             // the most samples a worker's buffers hold
-  std::vector<WorkerLoad> loads_;  // the step's loads, for an adaptive partitioner
+  std::vector<WorkerLoad> loads_;  // the step's loads, for an adaptive partitioner (thread 0)
 
   Index batches_per_epoch_ = 0, steps_per_epoch_ = 0, total_steps_ = 0, total_epochs_ = 0;
   std::vector<ThreadSlot> slots_;
