@@ -36,8 +36,13 @@ BENCHMARK(BM_TeamBarrier)->Apply(threads_arg)->UseRealTime();
 // One all-reduce of N buffers of n floats, called by every thread as the trainer calls it after
 // its barrier (here the previous iteration's). The buffers hold zeros so that repeated sums
 // (the ring leaves the total in every buffer) never overflow or go denormal.
-template <class Aggregator>
-void BM_AllReduce(benchmark::State& state) {
+//
+// Fresh: before each call (untimed) every thread rewrites its own buffer, as a worker has just
+// written its gradient when the trainer all-reduces. The reduction then pulls each line from the
+// cache of the core that wrote it; without it, repeated calls read lines that every core already
+// holds, which a training step never sees.
+template <class Aggregator, bool fresh>
+void all_reduce(benchmark::State& state) {
   const Index n = state.range(0), threads = state.range(1);
   std::vector<dptrain::AlignedBuffer<float>> owned(static_cast<std::size_t>(threads));
   std::vector<float*> pointers(static_cast<std::size_t>(threads));
@@ -50,11 +55,28 @@ void BM_AllReduce(benchmark::State& state) {
     team.barrier();
     const dptrain::GradientBuffers<float> buffers{pointers, {n, team.size}};
     aggregator.all_reduce(team, buffers);  // warm caches and TLBs; team_loop starts with a barrier
-    team_loop(state, team, [&] { benchmark::DoNotOptimize(aggregator.all_reduce(team, buffers).data()); });
+    team_loop(state, team, [&] {
+      if constexpr (fresh) {
+        if (team.rank == 0) state.PauseTiming();
+        std::fill_n(pointers[rank], n, 0.0f);
+        team.barrier();
+        if (team.rank == 0) state.ResumeTiming();
+      }
+      benchmark::DoNotOptimize(aggregator.all_reduce(team, buffers).data());
+    });
   });
   // Algorithm bandwidth: the N·n gradient values consumed per all-reduce, whatever the algorithm
   // moves to do it, so the aggregators compare directly (higher is better).
   state.counters["GBps"] = giga_per_second(static_cast<double>(threads * n) * sizeof(float));
+}
+
+template <class Aggregator>
+void BM_AllReduce(benchmark::State& state) {
+  all_reduce<Aggregator, false>(state);
+}
+template <class Aggregator>
+void BM_AllReduceFresh(benchmark::State& state) {
+  all_reduce<Aggregator, true>(state);
 }
 
 void sizes_and_threads(benchmark::internal::Benchmark* b) {
@@ -74,6 +96,14 @@ BENCHMARK_TEMPLATE(BM_AllReduce, ReduceScatterAggregator)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_AllReduce, RingAllReduceAggregator)
+    ->Apply(sizes_and_threads)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_AllReduceFresh, SerialAggregator)
+    ->Apply(sizes_and_threads)
+    ->UseRealTime()
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_AllReduceFresh, ReduceScatterAggregator)
     ->Apply(sizes_and_threads)
     ->UseRealTime()
     ->Unit(benchmark::kMicrosecond);

@@ -95,10 +95,13 @@ def main():
 
     print("### All-reduce: µs per call (GB/s; % of STREAM read at the same threads)\n")
     aggregators = ["SerialAggregator", "TreeAggregator", "ReduceScatterAggregator", "RingAllReduceAggregator"]
-    for agg in aggregators:
+    families = [("BM_AllReduce", agg, "") for agg in aggregators] + [
+        ("BM_AllReduceFresh", agg, ", buffers rewritten before each call (as after a gradient)")
+        for agg in aggregators]
+    for family, agg, note in families:
         by = collections.defaultdict(dict)
         for name, v in r.items():
-            m = re.fullmatch(rf"BM_AllReduce<{agg}>/n:(\d+)/threads:(\d+)/real_time", name)
+            m = re.fullmatch(rf"{family}<{agg}>/n:(\d+)/threads:(\d+)/real_time", name)
             if m:
                 by[int(m.group(1))][int(m.group(2))] = v
         if not by:
@@ -116,7 +119,7 @@ def main():
                 frac = f"; {fmt(100 * v['GBps'] / read[t])}%" if t in read and t > 1 else ""
                 cells.append(f"{fmt(v['seconds'] * 1e6)} ({fmt(v['GBps'])}{frac})")
             rows.append([f"{n:,}"] + cells)
-        print(f"**{agg}**\n")
+        print(f"**{agg}**{note}\n")
         table(["n \\ threads"] + [str(t) for t in cols], rows)
 
     print("### Training (batch 256, momentum 0.9)\n")
