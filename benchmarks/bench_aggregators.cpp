@@ -79,34 +79,18 @@ void BM_AllReduceFresh(benchmark::State& state) {
   all_reduce<Aggregator, true>(state);
 }
 
-void sizes_and_threads(benchmark::internal::Benchmark* b) {
+// Every all-reduce benchmark: n = 1e3 … 1e7 at each thread count, wall-clock, in µs.
+void all_reduce_runs(benchmark::internal::Benchmark* b) {
   b->ArgNames({"n", "threads"})->ArgsProduct({{1'000, 10'000, 100'000, 1'000'000, 10'000'000}, thread_counts()});
+  b->UseRealTime()->Unit(benchmark::kMicrosecond);
 }
 
-BENCHMARK_TEMPLATE(BM_AllReduce, SerialAggregator)
-    ->Apply(sizes_and_threads)
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_TEMPLATE(BM_AllReduce, TreeAggregator)
-    ->Apply(sizes_and_threads)
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_TEMPLATE(BM_AllReduce, ReduceScatterAggregator)
-    ->Apply(sizes_and_threads)
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_TEMPLATE(BM_AllReduce, RingAllReduceAggregator)
-    ->Apply(sizes_and_threads)
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_TEMPLATE(BM_AllReduceFresh, SerialAggregator)
-    ->Apply(sizes_and_threads)
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
-BENCHMARK_TEMPLATE(BM_AllReduceFresh, ReduceScatterAggregator)
-    ->Apply(sizes_and_threads)
-    ->UseRealTime()
-    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_AllReduce, SerialAggregator)->Apply(all_reduce_runs);
+BENCHMARK_TEMPLATE(BM_AllReduce, TreeAggregator)->Apply(all_reduce_runs);
+BENCHMARK_TEMPLATE(BM_AllReduce, ReduceScatterAggregator)->Apply(all_reduce_runs);
+BENCHMARK_TEMPLATE(BM_AllReduce, RingAllReduceAggregator)->Apply(all_reduce_runs);
+BENCHMARK_TEMPLATE(BM_AllReduceFresh, SerialAggregator)->Apply(all_reduce_runs);
+BENCHMARK_TEMPLATE(BM_AllReduceFresh, ReduceScatterAggregator)->Apply(all_reduce_runs);
 
 // --- STREAM-like memory bandwidth ---------------------------------------------------------------
 

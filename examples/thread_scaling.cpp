@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -48,7 +49,7 @@ void scale(const std::string& name, const Model& model, const dptrain::DenseData
     if (threads == 1) base = per_epoch;
     dptrain::WorkerTimes mean;
     // Each worker's samples as a multiple of the even share: 1.00-1.00 is an even split.
-    double fewest = 1e300, most = 0;
+    double fewest = std::numeric_limits<double>::infinity(), most = 0;
     for (const dptrain::WorkerTimes& w : report.workers) {
       const double share = static_cast<double>(w.samples * threads) / static_cast<double>(report.samples);
       fewest = std::min(fewest, share);
