@@ -11,11 +11,16 @@
 //    one horizontal sum per score;
 //  - gradient: Gᵀ (k × d) += Dᵀ X, k classes × F vectors of features per tile, one broadcast of
 //    D(r, c) per class and row.
+// θ keeps W feature-major (d × k), so each call turns W into Wᵀ and adds Gᵀ back into G; with
+// AVX-512 both run 16 features at a time through an in-register transpose (about 1 µs together
+// for 784 × 10 floats, against 4.6 µs element by element).
 // Tiles use Eigen's packet functions (the widest vector of the build: AVX-512, AVX, SSE, NEON or
 // plain scalars), and a tile's accumulators and operands together fit in the vector registers.
 #pragma once
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <type_traits>
 #include <utility>
 
@@ -150,6 +155,86 @@ void add_gradient(const Scalar* x, Index ldx, Index m, Index d, const Scalar* dz
       for (Index r = 0; r < m; ++r) s += dz[r * ldd + c] * x[r * ldx + i];
       gt[c * ldg + i] += s;
     }
+}
+
+#if defined(EIGEN_VECTORIZE_AVX512)
+/// Lane j of the new row i (upper) or i + B (lower), for i & B = 0, as an index into the pair
+/// (row i, row i + B) of _mm512_permutex2var_ps: 0–15 from row i, 16–31 from row i + B.
+template <int B>
+inline constexpr auto swap_lanes = [](bool lower) {
+  std::array<std::int32_t, 16> lanes{};
+  for (int j = 0; j < 16; ++j) lanes[j] = (j & B) == 0 ? (lower ? j + B : j) : (lower ? 16 + j : 16 + j - B);
+  return lanes;
+};
+
+/// One round of transpose_16x16: swaps the off-diagonal B × B blocks of every 2B × 2B block.
+template <int B>
+EIGEN_ALWAYS_INLINE void swap_blocks(__m512 (&rows)[16]) noexcept {
+  static constexpr std::array<std::int32_t, 16> upper = swap_lanes<B>(false), lower = swap_lanes<B>(true);
+  const __m512i from_upper = _mm512_loadu_si512(upper.data()), from_lower = _mm512_loadu_si512(lower.data());
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i) {
+    if ((i & B) != 0) continue;
+    const __m512 top = rows[i], bottom = rows[i + B];
+    rows[i] = _mm512_permutex2var_ps(top, from_upper, bottom);
+    rows[i + B] = _mm512_permutex2var_ps(top, from_lower, bottom);
+  }
+}
+
+/// Transposes the 16 × 16 floats held one row per register, in place, in four rounds of 16
+/// two-source permutes.
+EIGEN_ALWAYS_INLINE void transpose_16x16(__m512 (&rows)[16]) noexcept {
+  swap_blocks<8>(rows);
+  swap_blocks<4>(rows);
+  swap_blocks<2>(rows);
+  swap_blocks<1>(rows);
+}
+#endif
+
+/// Wᵀ (C × d, stride ldt) = W, W d × C row-major and contiguous (row i at w + i·C): the weights
+/// in the class-major order the tiles read.
+template <int C, class Scalar>
+void transpose_to_class_major(const Scalar* w, Index d, Scalar* wt, Index ldt) {
+  Index i = 0;
+#if defined(EIGEN_VECTORIZE_AVX512)
+  // 16 rows at a time, one per register (C of its 16 lanes), turned by one in-register transpose
+  // into C class rows of 16 features.
+  if constexpr (std::is_same_v<Scalar, float> && C <= 16) {
+    constexpr auto row = static_cast<__mmask16>((1u << C) - 1);  // lanes 0 … C − 1
+    for (; i + 16 <= d; i += 16) {
+      __m512 block[16];
+      for (int r = 0; r < 16; ++r) block[r] = _mm512_maskz_loadu_ps(row, w + (i + r) * C);
+      transpose_16x16(block);
+      for (int c = 0; c < C; ++c) _mm512_storeu_ps(wt + c * ldt + i, block[c]);
+    }
+  }
+#endif
+  for (; i < d; ++i)
+    for (int c = 0; c < C; ++c) wt[c * ldt + i] = w[i * C + c];
+}
+
+/// G += (Gᵀ)ᵀ, G d × C row-major and contiguous, Gᵀ C × d with stride ldt: the tiles' class-major
+/// gradient added back in θ's order.
+template <int C, class Scalar>
+void add_transposed(const Scalar* gt, Index ldt, Index d, Scalar* g) {
+  Index i = 0;
+#if defined(EIGEN_VECTORIZE_AVX512)
+  if constexpr (std::is_same_v<Scalar, float> && C <= 16) {
+    constexpr auto row = static_cast<__mmask16>((1u << C) - 1);  // lanes 0 … C − 1
+    for (; i + 16 <= d; i += 16) {
+      __m512 block[16];
+      for (int c = 0; c < 16; ++c) block[c] = c < C ? _mm512_loadu_ps(gt + c * ldt + i) : _mm512_setzero_ps();
+      transpose_16x16(block);
+      // All 16 rows are read before any is written: a row's masked store and the next row's
+      // masked load share a 64-byte window, and a load after such a store waits for it to retire
+      // (row by row, this took longer than the whole transposition).
+      for (int r = 0; r < 16; ++r) block[r] = _mm512_add_ps(_mm512_maskz_loadu_ps(row, g + (i + r) * C), block[r]);
+      for (int r = 0; r < 16; ++r) _mm512_mask_storeu_ps(g + (i + r) * C, row, block[r]);
+    }
+  }
+#endif
+  for (; i < d; ++i)
+    for (int c = 0; c < C; ++c) g[i * C + c] += gt[c * ldt + i];
 }
 
 /// Calls fn(std::integral_constant<int, k>{}) for 1 ≤ k ≤ max_columns: the column count as a

@@ -114,16 +114,15 @@ class SoftmaxRegression {
     check(theta, grad.size(), batch, ws);
     if (m == 0) return Scalar(0);
     Eigen::Map<RowMatrix<Scalar>> z(ws.scores.data(), m, classes_);
-    Eigen::Map<RowMatrix<Scalar>> grad_w(grad.data(), inputs_, classes_);
     Eigen::Map<RowVector> grad_b(grad.data() + inputs_ * classes_, classes_);
     Scalar loss(0);
     if (narrow()) {
-      loss = detail::narrow::with_columns(classes_,
-                                          [&](auto k) { return narrow_step<decltype(k)::value>(theta, batch, ws); });
-      grad_w += ws.gradient_t.transpose();
+      loss = detail::narrow::with_columns(
+          classes_, [&](auto k) { return narrow_step<decltype(k)::value>(theta, batch, grad, ws); });
     } else {
       scores(theta, batch, z, ws);
       loss = detail::models::softmax_cross_entropy<true, Scalar>(z, batch.targets);  // z is now P − Y
+      Eigen::Map<RowMatrix<Scalar>> grad_w(grad.data(), inputs_, classes_);
       detail::gemm::add_transposed_product<Scalar>(grad_w, batch.features, z, ws.backward, ws.gemm);
     }
     grad_b += z.colwise().sum();
@@ -209,11 +208,12 @@ class SoftmaxRegression {
     const Eigen::Map<const RowVector> b(theta.data() + inputs_ * classes_, classes_);
     z.rowwise() = b;
     if (narrow()) {
-      transpose_weights(theta, ws);
       const auto& x = batch.features;
       detail::narrow::with_columns(classes_, [&](auto k) {
-        detail::narrow::add_scores<decltype(k)::value>(x.data(), x.outerStride(), x.rows(), inputs_,
-                                                       ws.weights_t.data(), inputs_, z.data(), classes_);
+        constexpr int K = decltype(k)::value;
+        transpose_weights<K>(theta, ws);
+        detail::narrow::add_scores<K>(x.data(), x.outerStride(), x.rows(), inputs_, ws.weights_t.data(), inputs_,
+                                      z.data(), K);
       });
     } else {
       const Eigen::Map<const RowMatrix<Scalar>> w(theta.data(), inputs_, classes_);
@@ -221,20 +221,22 @@ class SoftmaxRegression {
     }
   }
 
+  template <int K>
   void transpose_weights(const ConstVectorRef<Scalar>& theta, Workspace& ws) const {
-    ws.weights_t = Eigen::Map<const RowMatrix<Scalar>>(theta.data(), inputs_, classes_).transpose();
+    detail::narrow::transpose_to_class_major<K>(theta.data(), inputs_, ws.weights_t.data(), inputs_);
   }
 
   // The narrow path of loss_and_gradient() with k = K classes: per block of rows, the scores,
   // their softmax (the block of Z becomes P − Y) and the block's share of ∇Wᵀ, into
-  // ws.gradient_t. Returns the loss.
+  // ws.gradient_t; then ∇W += (∇Wᵀ)ᵀ. Returns the loss.
   template <int K>
-  Scalar narrow_step(const ConstVectorRef<Scalar>& theta, const batch_type& batch, Workspace& ws) const {
+  Scalar narrow_step(const ConstVectorRef<Scalar>& theta, const batch_type& batch, VectorRef<Scalar>& grad,
+                     Workspace& ws) const {
     const auto& x = batch.features;
     const Index m = x.rows();
     const Index block = std::max<Index>(1, block_bytes / (inputs_ * Index{sizeof(Scalar)}));
     const Eigen::Map<const RowVector> b(theta.data() + inputs_ * K, K);
-    transpose_weights(theta, ws);
+    transpose_weights<K>(theta, ws);
     ws.gradient_t.setZero();
     Scalar loss(0);
     for (Index first = 0; first < m; first += block) {
@@ -246,6 +248,7 @@ class SoftmaxRegression {
       loss += detail::models::softmax_cross_entropy<true, Scalar>(z, batch.targets.segment(first, rows));
       detail::narrow::add_gradient<K>(xb, x.outerStride(), rows, inputs_, z.data(), K, ws.gradient_t.data(), inputs_);
     }
+    detail::narrow::add_transposed<K>(ws.gradient_t.data(), inputs_, inputs_, grad.data());
     return loss;
   }
 
