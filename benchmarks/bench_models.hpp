@@ -8,6 +8,7 @@
 #include <dptrain/models/softmax_regression.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 namespace bench {
@@ -48,6 +49,41 @@ struct Mlp {
   using Model = dptrain::Mlp<float>;
   static Model make() { return Model({784, 256, 10}); }
   static double gradient_flops(Index rows) { return dense_gradient_flops({784, 256, 10}, rows); }
+};
+
+/**
+ * The data movement of a model's step without its arithmetic: θ and the gradient have the real
+ * model's length, loss_and_gradient() reads all of θ (as a forward pass does) and adds to every
+ * gradient entry (as a backward pass does), and the batch is not read. Trained by the real
+ * trainer, one step is then what synchronous data parallelism adds to the compute: the barriers,
+ * the all-reduce of the gradients, the sharded update, and every cache line of θ and of the
+ * gradients that moves between cores because another core wrote it last.
+ */
+template <class Spec>
+class ExchangeOnly {
+ public:
+  using scalar_type = float;
+  using batch_type = typename Spec::Model::batch_type;
+  struct workspace_type {};
+
+  [[nodiscard]] Index num_parameters() const noexcept { return parameters_; }
+  [[nodiscard]] workspace_type make_workspace(Index /*max_rows*/) const { return {}; }
+  void validate(const batch_type& /*all*/) const {}
+  [[nodiscard]] dptrain::Vector<float> init_parameters(std::uint64_t seed = 0) const {
+    return model_.init_parameters(seed);
+  }
+  float loss_and_gradient(dptrain::ConstVectorRef<float> theta, const batch_type& batch, dptrain::VectorRef<float> grad,
+                          workspace_type& ws) const {
+    grad.array() += 1e-6f * static_cast<float>(batch.size());
+    return loss(theta, batch, ws);
+  }
+  float loss(dptrain::ConstVectorRef<float> theta, const batch_type& batch, workspace_type& /*ws*/) const {
+    return 1e-6f * static_cast<float>(batch.size()) * theta.sum();
+  }
+
+ private:
+  typename Spec::Model model_ = Spec::make();
+  Index parameters_ = model_.num_parameters();
 };
 
 }  // namespace bench

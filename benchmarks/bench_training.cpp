@@ -101,6 +101,28 @@ void BM_TrainerStep(benchmark::State& state) {
   count_samples(state, static_cast<double>(batch_size));
 }
 
+// The same step with ExchangeOnly<Spec>: what the synchronous step costs beyond the compute, at
+// the real model's size. Unshuffled, so the trainer reads rows in place and gathers nothing.
+template <class Spec>
+void BM_TrainerStepExchange(benchmark::State& state) {
+  const Data& data = fashion_train();
+  const ExchangeOnly<Spec> model;
+  dptrain::Vector<float> theta = model.init_parameters(1);
+  const Index steps = state.max_iterations;
+  Trainer trainer({.threads = state.range(0),
+                   .batch_size = batch_size,
+                   .epochs = steps,
+                   .max_steps = steps,
+                   .shuffle = false,
+                   .drop_last = true},
+                  optimizer());
+  FitClock clock;
+  trainer.fit(model, theta, data, clock);
+  const double per_step = seconds(clock.begin, clock.end) / static_cast<double>(steps);
+  for (auto _ : state) state.SetIterationTime(per_step);
+  count_samples(state, static_cast<double>(batch_size));
+}
+
 // One epoch (60 000 samples, 235 steps, the last of 96 samples), shuffled, in steady state; with
 // the default even split, or with the split that follows each core's measured speed. The first
 // epoch of the fit() warms caches and page tables (and lets the balancing split settle) and is
@@ -272,6 +294,8 @@ void BM_IndependentEpochs(benchmark::State& state) {
 
 BENCHMARK_TEMPLATE(BM_TrainerStep, Softmax)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_TrainerStep, Mlp)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_TrainerStepExchange, Softmax)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_TrainerStepExchange, Mlp)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_TrainerEpoch, Softmax)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_TrainerEpoch, Mlp)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE2(BM_TrainerEpoch, Softmax, dptrain::BalancingPartitioner)

@@ -128,6 +128,7 @@ def main():
         epoch = find(r, rf"BM_TrainerEpoch<{model}>/threads:(\d+)/manual_time")
         balanced = find(r, rf"BM_TrainerEpoch<{model},dptrain::BalancingPartitioner>/threads:(\d+)/manual_time")
         ceiling = find(r, rf"BM_IndependentEpochs<{model}>/threads:(\d+)/manual_time")
+        exchange = find(r, rf"BM_TrainerStepExchange<{model}>/threads:(\d+)/manual_time")
         ref_omp = find(r, rf"BM_ReferenceOmpEpoch<{model}>/threads:(\d+)/real_time")
         ref_eigen = r.get(f"BM_ReferenceEigenEpoch<{model}>/real_time")
         torch = {p["threads"]: p for p in pytorch if p["model"] == model.lower()}
@@ -135,6 +136,8 @@ def main():
             continue
         base = epoch.get(1, {}).get("seconds")
         ceiling_base = ceiling.get(1, {}).get("samples_per_second")
+        step_base = step.get(1, {}).get("seconds")
+        exchange_base = exchange.get(1, {}).get("seconds")
         rows = []
         for t in sorted(set(epoch) | set(ref_omp) | set(torch)):
             e = epoch.get(t, {}).get("seconds")
@@ -143,6 +146,9 @@ def main():
             p = torch.get(t, {}).get("median_epoch_seconds")
             bal = balanced.get(t, {}).get("seconds")
             c = ceiling.get(t, {}).get("samples_per_second")
+            x = exchange.get(t, {}).get("seconds")
+            # The step's compute split perfectly over t workers, plus the exchange measured at t.
+            bound = step_base and exchange_base and x and step_base / ((step_base - exchange_base) / t + x)
             rows.append([
                 str(t),
                 fmt(s and s * 1e6),
@@ -152,6 +158,8 @@ def main():
                 fmt(base and e and 100 * base / e / t),
                 fmt(base and bal and base / bal),
                 fmt(ceiling_base and c and c / ceiling_base),
+                fmt(x and x * 1e6),
+                fmt(bound),
                 fmt(o and o * 1e3),
                 fmt(e and o and e / o),
                 fmt(p and p * 1e3),
@@ -161,7 +169,7 @@ def main():
                                 f"trainer(1) / reference = {epoch[1]['seconds'] / ref_eigen['seconds']:.3f}"
                                 if ref_eigen and 1 in epoch else "") + "\n")
         table(["threads", "step µs", "epoch ms", "samples/s", "speedup", "efficiency %", "speedup, balancing split",
-               "ceiling: N independent", "OpenMP ref ms",
+               "ceiling: N independent", "exchange µs", "bound: compute / N + exchange", "OpenMP ref ms",
                "trainer / OpenMP ref", "PyTorch ms", "PyTorch / trainer"], rows)
 
 
