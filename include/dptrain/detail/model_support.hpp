@@ -136,10 +136,12 @@ void argmax_rows(const Eigen::Map<RowMatrix<Scalar>>& scores, Eigen::Ref<Vector<
  * contiguous block) is overwritten: with `Gradient`, each row by ∂ℓ/∂z = softmax(z) − onehot(y);
  * otherwise by unnormalised probabilities. Labels must be in range (validate() checks them).
  * The exponentials run as one vectorized pass over the whole block: rows of k = 10 are
- * narrower than an AVX-512 vector, and row by row they ran scalar.
+ * narrower than an AVX-512 vector, and row by row they ran scalar. A caller that knows k at
+ * compile time passes it as K: the per-row max, sum and scaling then unroll.
  */
-template <bool Gradient, class Scalar>
-Scalar softmax_cross_entropy(Eigen::Map<RowMatrix<Scalar>> scores, const Eigen::Ref<const Vector<Label>>& labels) {
+template <bool Gradient, class Scalar, int K = Eigen::Dynamic>
+Scalar softmax_cross_entropy(Eigen::Map<Eigen::Matrix<Scalar, Eigen::Dynamic, K, Eigen::RowMajor>> scores,
+                             const Eigen::Ref<const Vector<Label>>& labels) {
   using std::log;
   Scalar loss(0);
   for (Index i = 0; i < scores.rows(); ++i) {

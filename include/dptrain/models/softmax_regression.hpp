@@ -234,18 +234,22 @@ class SoftmaxRegression {
                      Workspace& ws) const {
     const auto& x = batch.features;
     const Index m = x.rows();
-    const Index block = std::max<Index>(1, block_bytes / (inputs_ * Index{sizeof(Scalar)}));
+    // A whole number of score tiles per block, so that only the batch's last rows take the
+    // one-row tile.
+    constexpr Index tile = detail::narrow::tile_depth<K>;
+    const Index block = std::max<Index>(1, block_bytes / (inputs_ * Index{sizeof(Scalar)}) / tile) * tile;
     const Eigen::Map<const RowVector> b(theta.data() + inputs_ * K, K);
+    constexpr int Cols = K == 1 ? Eigen::Dynamic : K;  // rows of K scores, fixed size (Eigen has no 1-column row-major)
     transpose_weights<K>(theta, ws);
     ws.gradient_t.setZero();
     Scalar loss(0);
     for (Index first = 0; first < m; first += block) {
       const Index rows = std::min(block, m - first);
       const Scalar* xb = x.data() + first * x.outerStride();
-      Eigen::Map<RowMatrix<Scalar>> z(ws.scores.data() + first * K, rows, K);
+      Eigen::Map<Eigen::Matrix<Scalar, Eigen::Dynamic, Cols, Eigen::RowMajor>> z(ws.scores.data() + first * K, rows, K);
       z.rowwise() = b;
       detail::narrow::add_scores<K>(xb, x.outerStride(), rows, inputs_, ws.weights_t.data(), inputs_, z.data(), K);
-      loss += detail::models::softmax_cross_entropy<true, Scalar>(z, batch.targets.segment(first, rows));
+      loss += detail::models::softmax_cross_entropy<true, Scalar, Cols>(z, batch.targets.segment(first, rows));
       detail::narrow::add_gradient<K>(xb, x.outerStride(), rows, inputs_, z.data(), K, ws.gradient_t.data(), inputs_);
     }
     detail::narrow::add_transposed<K>(ws.gradient_t.data(), inputs_, inputs_, grad.data());
