@@ -14,7 +14,8 @@
 #   apt-get install -y python3-torch libopenblas0-openmp
 #   benchmarks/compare/run_pytorch.sh results/pytorch.jsonl
 #
-# Environment: EPOCHS (default 5), THREADS ("1 2 4 …" by default), PYTHON (default /usr/bin/python3,
+# Environment: EPOCHS (default 5), THREADS ("1 2 4 …" by default), MODELS ("softmax mlp" by
+# default), PYTHON (default /usr/bin/python3,
 # Debian's, which has python3-torch; a pyenv or venv python3 first in PATH would not).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -38,7 +39,7 @@ if [ -z "${THREADS:-}" ]; then
 fi
 
 : >"$out"
-for model in softmax mlp; do
+for model in ${MODELS:-softmax mlp}; do
   for threads in $THREADS; do
     echo "pytorch: $model, $threads threads" >&2
     env LD_LIBRARY_PATH="$blas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ${coretype:+OPENBLAS_CORETYPE=$coretype} \

@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: MIT
+"""dptrain against PyTorch in alternating rounds, for a machine whose speed drifts.
+
+On a shared VM the same epoch can take 20% longer a few minutes later, so two medians measured
+one after the other can disagree by more than the difference being measured. Each round here
+times dptrain's epoch (BM_TrainerEpoch, 3 repetitions) and then PyTorch's (run_pytorch.sh, 5
+epochs) for one model and thread count; the ratio is taken within each round, and the median
+over rounds is reported with its spread.
+
+  python3 benchmarks/compare/interleaved.py build/bench/benchmarks/dptrain_benchmarks \\
+      --model softmax --threads 1 --rounds 5
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def dptrain_epoch(binary, model, threads):
+    """Median seconds per epoch of BM_TrainerEpoch<Model>/threads:T over 3 repetitions."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        subprocess.run([binary, f"--benchmark_filter=^BM_TrainerEpoch<{model}>/threads:{threads}/",
+                        "--benchmark_repetitions=3", "--benchmark_min_time=1",
+                        f"--benchmark_out={out.name}", "--benchmark_out_format=json"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       env=dict(os.environ, OMP_PROC_BIND="close", OMP_PLACES="cores"))
+        runs = [b for b in json.load(open(out.name))["benchmarks"] if b.get("run_type") == "iteration"]
+    if not runs:
+        sys.exit(f"interleaved.py: no BM_TrainerEpoch<{model}>/threads:{threads} in {binary}")
+    scale = {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}
+    return statistics.median(b["real_time"] * scale[b["time_unit"]] for b in runs)
+
+
+def pytorch_epoch(model, threads):
+    """Median seconds per epoch of run_pytorch.sh, 5 epochs."""
+    result = subprocess.run([os.path.join(HERE, "run_pytorch.sh")], check=True, capture_output=True, text=True,
+                            env=dict(os.environ, MODELS=model.lower(), THREADS=str(threads), EPOCHS="5"))
+    return json.loads(result.stdout.strip().splitlines()[-1])["median_epoch_seconds"]
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("binary", help="dptrain_benchmarks")
+    p.add_argument("--model", choices=["softmax", "mlp"], default="softmax")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--rounds", type=int, default=5)
+    args = p.parse_args()
+    model = {"softmax": "Softmax", "mlp": "Mlp"}[args.model]
+    ratios = []
+    print(f"{model}, {args.threads} thread(s): round, dptrain ms/epoch, PyTorch ms/epoch, PyTorch / dptrain")
+    for r in range(1, args.rounds + 1):
+        ours = dptrain_epoch(args.binary, model, args.threads)
+        theirs = pytorch_epoch(args.model, args.threads)
+        ratios.append(theirs / ours)
+        print(f"{r} {ours * 1e3:.1f} {theirs * 1e3:.1f} {ratios[-1]:.2f}", flush=True)
+    print(f"median ratio {statistics.median(ratios):.2f} (min {min(ratios):.2f}, max {max(ratios):.2f})")
+
+
+if __name__ == "__main__":
+    main()
