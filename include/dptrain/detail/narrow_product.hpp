@@ -161,11 +161,11 @@ void add_gradient(const Scalar* x, Index ldx, Index m, Index d, const Scalar* dz
 /// Lane j of the new row i (upper) or i + B (lower), for i & B = 0, as an index into the pair
 /// (row i, row i + B) of _mm512_permutex2var_ps: 0–15 from row i, 16–31 from row i + B.
 template <int B>
-inline constexpr auto swap_lanes = [](bool lower) {
+constexpr std::array<std::int32_t, 16> swap_lanes(bool lower) {
   std::array<std::int32_t, 16> lanes{};
   for (int j = 0; j < 16; ++j) lanes[j] = (j & B) == 0 ? (lower ? j + B : j) : (lower ? 16 + j : 16 + j - B);
   return lanes;
-};
+}
 
 /// One round of transpose_16x16: swaps the off-diagonal B × B blocks of every 2B × 2B block.
 template <int B>
