@@ -77,26 +77,31 @@ void count_samples(benchmark::State& state, double per_iteration) {
 }
 
 // --- the trainer ----------------------------------------------------------------------------------
-// Both run ONE fit() for all of Google Benchmark's iterations and report the time measured by
+// Each runs ONE fit() for all of Google Benchmark's iterations and report the time measured by
 // the callbacks as manual time (wall-clock, like UseRealTime(), which cannot be combined with it).
 
-// One optimizer step (a full 256 minibatch: drop_last) in steady state: fit() time / steps.
-template <class Spec>
-void BM_TrainerStep(benchmark::State& state) {
-  const Data& data = fashion_train();
-  const typename Spec::Model model = Spec::make();
+// Seconds per optimizer step (a full 256 minibatch: drop_last) in steady state: one fit() of
+// `steps` steps, timed from inside.
+template <class Model>
+double seconds_per_step(const Model& model, Index threads, Index steps, bool shuffle) {
   dptrain::Vector<float> theta = model.init_parameters(1);
-  const Index steps = state.max_iterations;
-  Trainer trainer({.threads = state.range(0),
+  Trainer trainer({.threads = threads,
                    .batch_size = batch_size,
                    .epochs = steps,
                    .max_steps = steps,
+                   .shuffle = shuffle,
                    .seed = 1,
                    .drop_last = true},
                   optimizer());
   FitClock clock;
-  trainer.fit(model, theta, data, clock);
-  const double per_step = seconds(clock.begin, clock.end) / static_cast<double>(steps);
+  trainer.fit(model, theta, fashion_train(), clock);
+  return seconds(clock.begin, clock.end) / static_cast<double>(steps);
+}
+
+// One optimizer step of the model.
+template <class Spec>
+void BM_TrainerStep(benchmark::State& state) {
+  const double per_step = seconds_per_step(Spec::make(), state.range(0), state.max_iterations, true);
   for (auto _ : state) state.SetIterationTime(per_step);
   count_samples(state, static_cast<double>(batch_size));
 }
@@ -105,20 +110,7 @@ void BM_TrainerStep(benchmark::State& state) {
 // the real model's size. Unshuffled, so the trainer reads rows in place and gathers nothing.
 template <class Spec>
 void BM_TrainerStepExchange(benchmark::State& state) {
-  const Data& data = fashion_train();
-  const ExchangeOnly<Spec> model;
-  dptrain::Vector<float> theta = model.init_parameters(1);
-  const Index steps = state.max_iterations;
-  Trainer trainer({.threads = state.range(0),
-                   .batch_size = batch_size,
-                   .epochs = steps,
-                   .max_steps = steps,
-                   .shuffle = false,
-                   .drop_last = true},
-                  optimizer());
-  FitClock clock;
-  trainer.fit(model, theta, data, clock);
-  const double per_step = seconds(clock.begin, clock.end) / static_cast<double>(steps);
+  const double per_step = seconds_per_step(ExchangeOnly<Spec>{}, state.range(0), state.max_iterations, false);
   for (auto _ : state) state.SetIterationTime(per_step);
   count_samples(state, static_cast<double>(batch_size));
 }
