@@ -77,7 +77,7 @@ void count_samples(benchmark::State& state, double per_iteration) {
 }
 
 // --- the trainer ----------------------------------------------------------------------------------
-// Each runs ONE fit() for all of Google Benchmark's iterations and report the time measured by
+// Each runs ONE fit() for all of Google Benchmark's iterations and reports the time measured by
 // the callbacks as manual time (wall-clock, like UseRealTime(), which cannot be combined with it).
 
 // Seconds per optimizer step (a full 256 minibatch: drop_last) in steady state: one fit() of

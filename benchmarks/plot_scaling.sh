@@ -8,8 +8,9 @@
 # Families are the names up to the first '/' that have a 'threads:N' argument and match the regex
 # (by default the BM_…Epoch… families). Speedup is the throughput at N threads over 1 thread of
 # the same family: samples_per_second where the benchmark counts it (BM_IndependentEpochs does N
-# epochs per iteration), else T(1)/T(N). Each point is the median over repetitions when the file has aggregates
-# (--benchmark_repetitions), else the mean of its runs. Needs python3 and gnuplot (gnuplot-nox).
+# epochs per iteration), else T(1)/T(N). Each point is the median over repetitions when the file
+# has aggregates (--benchmark_repetitions), else the mean of its runs. Needs python3 and gnuplot
+# (gnuplot-nox).
 set -euo pipefail
 if [ $# -lt 1 ] || [ ! -f "$1" ]; then
   echo "usage: $0 results.json [out.png] [name regex]" >&2
