@@ -4,7 +4,8 @@
 #pragma once
 
 #include <dptrain/core/omp.hpp>
-#include <dptrain/core/team.hpp>
+#include <dptrain/core/gradient_buffers.hpp>
+#include <dptrain/core/team_member.hpp>
 #include <dptrain/core/types.hpp>
 
 #include <benchmark/benchmark.h>

@@ -62,11 +62,6 @@ struct FitClock {
   void on_fit_end(dptrain::TrainContext<float>&) { end = Clock::now(); }
 };
 
-template <class Partitioner = dptrain::EvenPartitioner>
-using TrainerWith = dptrain::DataParallelTrainer<dptrain::GradientWorker, Partitioner, dptrain::ReduceScatterAggregator,
-                                                 dptrain::Momentum>;
-using Trainer = TrainerWith<>;
-
 dptrain::Momentum optimizer() {
   return {.lr = lr, .momentum = momentum};
 }
@@ -85,14 +80,14 @@ void count_samples(benchmark::State& state, double per_iteration) {
 template <class Model>
 double seconds_per_step(const Model& model, Index threads, Index steps, bool shuffle) {
   dptrain::Vector<float> theta = model.init_parameters(1);
-  Trainer trainer({.threads = threads,
-                   .batch_size = batch_size,
-                   .epochs = steps,
-                   .max_steps = steps,
-                   .shuffle = shuffle,
-                   .seed = 1,
-                   .drop_last = true},
-                  optimizer());
+  dptrain::DataParallelTrainer trainer({.threads = threads,
+                                        .batch_size = batch_size,
+                                        .epochs = steps,
+                                        .max_steps = steps,
+                                        .shuffle = shuffle,
+                                        .seed = 1,
+                                        .drop_last = true},
+                                       optimizer());
   FitClock clock;
   trainer.fit(model, theta, fashion_train(), clock);
   return seconds(clock.begin, clock.end) / static_cast<double>(steps);
@@ -125,8 +120,8 @@ void BM_TrainerEpoch(benchmark::State& state) {
   const typename Spec::Model model = Spec::make();
   dptrain::Vector<float> theta = model.init_parameters(1);
   const Index epochs = state.max_iterations + 1;
-  TrainerWith<Partitioner> trainer({.threads = state.range(0), .batch_size = batch_size, .epochs = epochs, .seed = 1},
-                                   optimizer());
+  dptrain::DataParallelTrainer trainer(
+      {.threads = state.range(0), .batch_size = batch_size, .epochs = epochs, .seed = 1}, optimizer(), Partitioner{});
   EpochClock clock;
   clock.epochs.reserve(static_cast<std::size_t>(epochs));
   trainer.fit(model, theta, data, clock);
@@ -267,11 +262,11 @@ void BM_IndependentEpochs(benchmark::State& state) {
       }
     } clock{{}, &ready, threads};
     dptrain::Vector<float> theta = model.init_parameters(1);
-    Trainer trainer({.threads = 1,
-                     .batch_size = batch_size,
-                     .epochs = epochs + 1,
-                     .seed = static_cast<std::uint64_t>(team.rank + 1)},
-                    optimizer());
+    dptrain::DataParallelTrainer trainer({.threads = 1,
+                                          .batch_size = batch_size,
+                                          .epochs = epochs + 1,
+                                          .seed = static_cast<std::uint64_t>(team.rank + 1)},
+                                         optimizer());
     trainer.fit(model, theta, data, clock);
     epochs_per_second[static_cast<std::size_t>(team.rank)] =
         static_cast<double>(epochs) / seconds(clock.begin, clock.end);

@@ -29,11 +29,10 @@ template <class Aggregator, class Optimizer, class Model>
 int train(const Model& model, Optimizer optimizer, const Data& train, const Data& validation, const Data& test,
           const Options& o) {
   dptrain::Vector<float> theta = model.init_parameters(o.seed);
-  const dptrain::Index steps = o.epochs * ((train.size() + o.batch - 1) / o.batch);
-  dptrain::DataParallelTrainer<dptrain::GradientWorker, dptrain::EvenPartitioner, Aggregator, Optimizer,
-                               dptrain::CosineSchedule>
-      trainer({.threads = o.threads, .batch_size = o.batch, .epochs = o.epochs, .seed = o.seed}, optimizer,
-              {.total_steps = steps});
+  // The cosine decays over the whole run: fit() gives the schedule its length.
+  dptrain::DataParallelTrainer trainer(
+      {.threads = o.threads, .batch_size = o.batch, .epochs = o.epochs, .seed = o.seed}, optimizer,
+      dptrain::CosineSchedule{}, Aggregator{});
   dptrain::Evaluate evaluate(model, validation);
   dptrain::ProgressBar progress;
   const dptrain::FitReport report = trainer.fit(model, theta, train, evaluate, progress);

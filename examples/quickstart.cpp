@@ -22,7 +22,7 @@ int main() {
   const dptrain::LinearRegression<double> model(d);
   dptrain::Vector<double> theta = model.init_parameters();
   dptrain::DataParallelTrainer trainer({.batch_size = 256, .epochs = 20}, dptrain::Momentum{.lr = 0.05},
-                                       dptrain::CosineSchedule{.total_steps = 20 * 40});
+                                       dptrain::CosineSchedule{});
   const dptrain::FitReport report = trainer.fit(model, theta, data);
 
   // The least-squares optimum of [X 1]·θ = y, for comparison.

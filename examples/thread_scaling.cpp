@@ -38,19 +38,20 @@ void scale(const std::string& name, const Model& model, const dptrain::DenseData
            const Options& o) {
   std::printf("\n%s, %s, %s split, batch %ld, %ld samples, %ld epoch(s)\n", o.model.c_str(), name.c_str(),
               o.partitioner.c_str(), long(o.batch), long(data.size()), long(o.epochs));
-  std::printf("threads  s/epoch  samples/s  speedup  efficiency   compute    wait  aggregate  update  share min-max\n");
+  std::printf(
+      "threads  s/epoch  samples/s  speedup  efficiency   compute    wait  aggregate  update   hooks  share min-max\n");
   double base = 0;
   for (dptrain::Index threads : thread_counts(o.max_threads)) {
     dptrain::Vector<float> theta = model.init_parameters(1);
-    dptrain::DataParallelTrainer<dptrain::GradientWorker, Partitioner, Aggregator, dptrain::Momentum> trainer(
-        {.threads = threads, .batch_size = o.batch, .epochs = o.epochs, .seed = 1}, dptrain::Momentum{.lr = 0.05});
+    dptrain::DataParallelTrainer trainer({.threads = threads, .batch_size = o.batch, .epochs = o.epochs, .seed = 1},
+                                         dptrain::Momentum{.lr = 0.05}, Aggregator{}, Partitioner{});
     const dptrain::FitReport report = trainer.fit(model, theta, data);
     const double per_epoch = report.seconds / static_cast<double>(report.epochs);
     if (threads == 1) base = per_epoch;
-    dptrain::WorkerTimes mean;
+    dptrain::WorkerReport mean;
     // Each worker's samples as a multiple of the even share: 1.00-1.00 is an even split.
     double fewest = std::numeric_limits<double>::infinity(), most = 0;
-    for (const dptrain::WorkerTimes& w : report.workers) {
+    for (const dptrain::WorkerReport& w : report.workers) {
       const double share = static_cast<double>(w.samples * threads) / static_cast<double>(report.samples);
       fewest = std::min(fewest, share);
       most = std::max(most, share);
@@ -58,12 +59,15 @@ void scale(const std::string& name, const Model& model, const dptrain::DenseData
       mean.wait += w.wait / static_cast<double>(threads);
       mean.aggregate += w.aggregate / static_cast<double>(threads);
       mean.update += w.update / static_cast<double>(threads);
+      mean.hooks += w.hooks / static_cast<double>(threads);
     }
-    const double total = mean.compute + mean.wait + mean.aggregate + mean.update;
-    std::printf("%7ld  %7.3f  %9.0f  %7.2f  %9.0f%%  %7.1f%%  %5.1f%%  %8.1f%%  %5.1f%%  %5.2f-%.2f\n", long(threads),
-                per_epoch, report.samples_per_second(), base / per_epoch,
+    // The phases add up to the wall time of the fit (hooks: the per-epoch shuffle).
+    const double total = mean.seconds();
+    std::printf("%7ld  %7.3f  %9.0f  %7.2f  %9.0f%%  %7.1f%%  %5.1f%%  %8.1f%%  %5.1f%%  %5.1f%%  %5.2f-%.2f\n",
+                long(threads), per_epoch, report.samples_per_second(), base / per_epoch,
                 100.0 * base / per_epoch / static_cast<double>(threads), 100 * mean.compute / total,
-                100 * mean.wait / total, 100 * mean.aggregate / total, 100 * mean.update / total, fewest, most);
+                100 * mean.wait / total, 100 * mean.aggregate / total, 100 * mean.update / total,
+                100 * mean.hooks / total, fewest, most);
   }
 }
 

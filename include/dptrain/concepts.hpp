@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The five policy concepts (Model, Worker, Partitioner, Aggregator, Optimizer) and Schedule.
+// The policy concepts: Model, Worker, Partitioner, Aggregator, Optimizer, Schedule, Communicator
+// and Synchronizer.
 //
-// Each concept is a conjunction of named requirements, one per obligation, so that a
-// failed check names what is missing. DataParallelTrainer checks each with a static_assert
-// whose message is the first line of the compiler's error.
+// Each concept is a conjunction of named requirements, one per obligation, so that a failed check
+// names what is missing. DataParallelTrainer checks each with a static_assert whose message is
+// the first line of the compiler's error. Each concept has a short conforming example; the same
+// code is compiled, and trained, by tests/core/concepts_test.cpp.
 #pragma once
 
 #include <concepts>
@@ -11,7 +13,10 @@
 #include <utility>
 #include <type_traits>
 
-#include "dptrain/core/team.hpp"
+#include "dptrain/core/communication.hpp"
+#include "dptrain/core/gradient_buffers.hpp"
+#include "dptrain/core/run_length.hpp"
+#include "dptrain/core/team_member.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/core/update_slice.hpp"
 
@@ -74,7 +79,28 @@ concept ValidatesData = requires(const M& m, const typename M::batch_type& batch
  * Calls are made concurrently from several threads, each with its own workspace and gradient.
  *
  * @code
- * static_assert(dptrain::Model<dptrain::SoftmaxRegression<float>>);
+ * // Model: least squares through the origin on one feature, ℓ = ½(w·x − y)².
+ * struct Line {
+ *   using scalar_type = double;
+ *   using batch_type = dptrain::DenseBatch<double, double>;
+ *   struct workspace_type {};
+ *   dptrain::Index num_parameters() const { return 1; }
+ *   workspace_type make_workspace(dptrain::Index) const { return {}; }
+ *   double loss_and_gradient(dptrain::ConstVectorRef<double> w, const batch_type& b, dptrain::VectorRef<double> g,
+ *                            workspace_type& ws) const {
+ *     for (dptrain::Index i = 0; i < b.size(); ++i) {
+ *       g[0] += (w[0] * b.features(i, 0) - b.targets[i]) * b.features(i, 0);
+ *     }
+ *     return loss(w, b, ws);
+ *   }
+ *   double loss(dptrain::ConstVectorRef<double> w, const batch_type& b, workspace_type&) const {
+ *     return 0.5 * (b.features.col(0) * w[0] - b.targets).squaredNorm();
+ *   }
+ *   void validate(const batch_type& b) const {
+ *     if (b.features.cols() != 1) throw dptrain::invalid_argument("Line: one feature per sample");
+ *   }
+ * };
+ * static_assert(dptrain::Model<Line>);
  * @endcode
  */
 template <class M>
@@ -91,7 +117,14 @@ concept Model =
  *   workspace_type&) const`, allocation-free, for batches of up to the workspace's max_rows rows.
  *
  * @code
- * static_assert(dptrain::Predictor<dptrain::SoftmaxRegression<float>>);
+ * struct PredictingLine : Line {
+ *   using target_type = double;
+ *   void predict(dptrain::ConstVectorRef<double> w, const batch_type& b, Eigen::Ref<dptrain::Vector<double>> out,
+ *                workspace_type&) const {
+ *     out = b.features.col(0) * w[0];
+ *   }
+ * };
+ * static_assert(dptrain::Predictor<PredictingLine>);
  * @endcode
  */
 template <class M>
@@ -111,6 +144,10 @@ concept Predictor = Model<M> &&
  * @par Requirements
  * `size()`, `validate()`, `rows(begin, count)` (zero-copy), `make_buffer(max_rows)` and
  * `gather(std::span<const Index>, Buffer&)` (copy shuffled rows into a per-worker buffer).
+ *
+ * @code
+ * static_assert(dptrain::DatasetOf<dptrain::DenseDataset<double>, dptrain::DenseBatch<double, double>>);
+ * @endcode
  */
 template <class D, class Batch>
 concept DatasetOf = requires(const D& d, Index i, std::span<const Index> rows, typename D::Buffer& buffer) {
@@ -135,6 +172,31 @@ concept DatasetOf = requires(const D& d, Index i, std::span<const Index> rows, t
  * - `s.accumulate(model, θ, batch)`: add one micro-batch's gradient and loss;
  * - `s.gradient()`: the summed gradient, a cache-line aligned `VectorMap` of length n;
  * - `s.loss()` (double, summed) and `s.samples()` (Index) since the last zero().
+ *
+ * @code
+ * // Worker and WorkerPolicy: a decorator that counts the micro-batches its inner worker computes.
+ * struct CountingWorker {
+ *   template <class M>
+ *   struct State {
+ *     decltype(dptrain::GradientWorker{}.make(std::declval<const M&>(), 0, 0)) inner;
+ *     dptrain::Index batches = 0;
+ *     void zero() { inner.zero(); }
+ *     void accumulate(const M& m, dptrain::ConstVectorRef<typename M::scalar_type> theta,
+ *                     const typename M::batch_type& batch) {
+ *       ++batches;
+ *       inner.accumulate(m, theta, batch);
+ *     }
+ *     dptrain::VectorMap<typename M::scalar_type> gradient() { return inner.gradient(); }
+ *     double loss() const { return inner.loss(); }
+ *     dptrain::Index samples() const { return inner.samples(); }
+ *   };
+ *   template <class M>
+ *   State<M> make(const M& model, dptrain::Index rank, dptrain::Index max_rows) const {
+ *     return {dptrain::GradientWorker{}.make(model, rank, max_rows)};
+ *   }
+ * };
+ * static_assert(dptrain::Worker<CountingWorker, Line>);
+ * @endcode
  */
 template <class W, class M>
 concept Worker = Model<M> && requires(const W& w, const M& m, Index i) {
@@ -147,6 +209,34 @@ concept Worker = Model<M> && requires(const W& w, const M& m, Index i) {
   { s.loss() } -> std::convertible_to<double>;
   { s.samples() } -> std::convertible_to<Index>;
 };
+
+namespace detail {
+/// The least Model, declared only: a Worker policy is checked against it before a model is known.
+struct ProbeModel {
+  using scalar_type = float;
+  struct batch_type {
+    Index size() const;
+  };
+  struct workspace_type {};
+  Index num_parameters() const;
+  workspace_type make_workspace(Index max_rows) const;
+  float loss_and_gradient(ConstVectorRef<float>, const batch_type&, VectorRef<float>, workspace_type&) const;
+  float loss(ConstVectorRef<float>, const batch_type&, workspace_type&) const;
+  void validate(const batch_type&) const;
+};
+}  // namespace detail
+
+/**
+ * @brief A Worker policy for any model: what DataParallelTrainer's constructor recognises as the
+ * worker argument (Worker<W, M> for the model fit() is given is checked there).
+ *
+ * @code
+ * // CountingWorker: see the Worker concept.
+ * static_assert(dptrain::WorkerPolicy<CountingWorker>);
+ * @endcode
+ */
+template <class W>
+concept WorkerPolicy = std::copy_constructible<W> && Worker<W, detail::ProbeModel>;
 
 // ---------------------------------------------------------------------------------------------
 // Partitioner
@@ -165,13 +255,35 @@ concept Worker = Model<M> && requires(const W& w, const M& m, Index i) {
  * - `p.observe(std::span<const WorkerLoad>)`: after each step, every worker's samples and
  *   gradient time (AdaptivePartitioner); the trainer calls it on one thread while no worker
  *   calls range(), on its own copy of the policy, made at the start of each fit().
+ *
+ * @code
+ * // Partitioner: everything to the first worker.
+ * struct FirstTakesAll {
+ *   dptrain::IndexRange range(dptrain::Index batch, dptrain::Index, dptrain::Index rank) const {
+ *     return rank == 0 ? dptrain::IndexRange{0, batch} : dptrain::IndexRange{batch, 0};
+ *   }
+ * };
+ * static_assert(dptrain::Partitioner<FirstTakesAll>);
+ * @endcode
  */
 template <class P>
 concept Partitioner = std::copy_constructible<P> && requires(const P& p, Index n) {
   { p.range(n, n, n) } -> std::same_as<IndexRange>;
 };
 
-/// A Partitioner that learns from each step's timings; it must also bound its sizes (max_size).
+/**
+ * @brief A Partitioner that learns from each step's timings; it must also bound its sizes (max_size).
+ *
+ * @code
+ * // AdaptivePartitioner: learns from each step's loads, bounds its sizes.
+ * struct LearningFirstTakesAll : FirstTakesAll {
+ *   dptrain::Index steps = 0;
+ *   void observe(std::span<const dptrain::WorkerLoad>) { ++steps; }
+ *   dptrain::Index max_size(dptrain::Index batch, dptrain::Index) const { return batch; }
+ * };
+ * static_assert(dptrain::AdaptivePartitioner<LearningFirstTakesAll>);
+ * @endcode
+ */
 template <class P>
 concept AdaptivePartitioner = Partitioner<P> && requires(P& p, const P& c, std::span<const WorkerLoad> loads, Index n) {
   p.observe(loads);
@@ -201,7 +313,18 @@ concept AllReducesBothScalars = requires(const A& a, const TeamMember& team, con
  * It allocates nothing.
  *
  * @code
- * static_assert(dptrain::Aggregator<dptrain::RingAllReduceAggregator>);
+ * // Aggregator: thread 0 sums every buffer into its own, then each thread returns its shard.
+ * struct SumIntoFirst {
+ *   template <class Scalar>
+ *   dptrain::VectorMap<Scalar> all_reduce(const dptrain::TeamMember& team,
+ *                                         const dptrain::GradientBuffers<Scalar>& buffers) const {
+ *     if (team.rank == 0)
+ *       for (dptrain::Index t = 1; t < buffers.count(); ++t) buffers.buffer(0) += buffers.buffer(t);
+ *     team.barrier();
+ *     return buffers.shard(0, team.rank);
+ *   }
+ * };
+ * static_assert(dptrain::Aggregator<SumIntoFirst>);
  * @endcode
  */
 template <class A>
@@ -234,6 +357,20 @@ concept UpdatesSlices = requires(const O& o, const UpdateSlice<float, O::state_s
  * - `void update(const UpdateSlice<Scalar, state_slots>&, const StepInfo&) const` for float and
  *   double: updates slice.theta (and slice.state) from slice.grad, using info.lr and info.step.
  *   Elements are independent, so any split of θ into slices gives the same result.
+ *
+ * @code
+ * // Optimizer: plain gradient descent, no state.
+ * struct Descent {
+ *   double lr = 0.1;
+ *   static constexpr int state_slots = 0;
+ *   template <class Scalar>
+ *   void update(const dptrain::UpdateSlice<Scalar, state_slots>& s, const dptrain::StepInfo& info) const {
+ *     dptrain::VectorMap<Scalar> theta = s.theta;  // a writable copy of the view (s is const)
+ *     theta -= static_cast<Scalar>(info.lr) * s.grad;
+ *   }
+ * };
+ * static_assert(dptrain::Optimizer<Descent>);
+ * @endcode
  */
 template <class O>
 concept Optimizer = std::copy_constructible<O> && OptimizerHyperparameters<O> && UpdatesSlices<O>;
@@ -241,10 +378,146 @@ concept Optimizer = std::copy_constructible<O> && OptimizerHyperparameters<O> &&
 /**
  * @brief A learning-rate schedule: `s.factor(step)` multiplies the optimizer's lr at the
  * 1-based optimizer step `step`.
+ *
+ * @code
+ * // Schedule and FitsRun: halve the rate for the second half of the run.
+ * struct HalfwayHalving {
+ *   dptrain::Index total_steps = 0;  // 0: the run's
+ *   double factor(dptrain::Index step) const { return 2 * step > total_steps ? 0.5 : 1.0; }
+ *   HalfwayHalving for_run(const dptrain::RunLength& run) const {
+ *     return {total_steps == 0 ? run.total_steps : total_steps};
+ *   }
+ * };
+ * static_assert(dptrain::Schedule<HalfwayHalving> && dptrain::FitsRun<HalfwayHalving>);
+ * @endcode
  */
 template <class S>
 concept Schedule = std::copy_constructible<S> && requires(const S& s, Index step) {
   { s.factor(step) } -> std::convertible_to<double>;
+};
+
+/// A schedule that takes its unset lengths from the run: `s.for_run(length)` returns the
+/// schedule fit() uses (CosineSchedule, StepSchedule, WarmupSchedule).
+template <class S>
+concept FitsRun = Schedule<S> && requires(const S& s, const RunLength& length) {
+  { s.for_run(length) } -> std::same_as<S>;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Communicator: the processes beyond the thread team
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * @brief One fit()'s connection to the other processes of a run (what Communicator::connect
+ * returns). Workers are numbered globally: this process's threads are workers
+ * first_worker() … first_worker() + threads − 1 of workers().
+ *
+ * @par Requirements
+ * - `rank()`, `size()`: this process and the number of processes;
+ * - `first_worker()`, `workers()`: this process's first global worker and the global count;
+ * - `broadcast(VectorMap<Scalar> theta)`: θ from process 0 to all, on the thread that called fit();
+ * - `all_reduce(const TeamMember&, VectorMap<Scalar> shard)`: called by every thread of every
+ *   process with its shard of the team's reduced gradient; sums the shard over processes in place;
+ * - `all_reduce(StepScalars&)`: called by thread 0 of each process; sums the fields over processes.
+ *   Its result must be the same on every process: every decision is taken from it.
+ */
+template <class G>
+concept ProcessGroup = requires(const G& g, const TeamMember& me, VectorMap<float> f, VectorMap<double> d,
+                                StepScalars& scalars) {
+  { g.rank() } -> std::convertible_to<Index>;
+  { g.size() } -> std::convertible_to<Index>;
+  { g.first_worker() } -> std::convertible_to<Index>;
+  { g.workers() } -> std::convertible_to<Index>;
+  g.broadcast(f);
+  g.broadcast(d);
+  g.all_reduce(me, f);
+  g.all_reduce(me, d);
+  g.all_reduce(scalars);
+};
+
+/**
+ * @brief The seam beyond the thread team: how a run's processes (MPI ranks, say) exchange
+ * gradients, the step's scalars and θ. Inside a process the team reduces with its Aggregator;
+ * the communicator then sums each thread's shard across processes.
+ *
+ * @par Requirements
+ * `c.connect(threads, signature)` returns a ProcessGroup for one fit() of `threads` threads; it
+ * is called on the thread that calls fit(), before the team starts, and may compare the
+ * RunSignature across processes (and throw dptrain::invalid_argument if they differ).
+ *
+ * @code
+ * // The default: one process, every operation free (SingleProcessCommunicator).
+ * struct OneProcess {
+ *   struct Group {
+ *     dptrain::Index threads;
+ *     dptrain::Index rank() const { return 0; }
+ *     dptrain::Index size() const { return 1; }
+ *     dptrain::Index first_worker() const { return 0; }
+ *     dptrain::Index workers() const { return threads; }
+ *     template <class S> void broadcast(dptrain::VectorMap<S>) const {}
+ *     template <class S> void all_reduce(const dptrain::TeamMember&, dptrain::VectorMap<S>) const {}
+ *     void all_reduce(dptrain::StepScalars&) const {}
+ *   };
+ *   Group connect(dptrain::Index threads, const dptrain::RunSignature&) const { return {threads}; }
+ * };
+ * static_assert(dptrain::Communicator<OneProcess>);
+ * @endcode
+ */
+template <class C>
+concept Communicator = std::copy_constructible<C> && requires(const C& c, Index threads, const RunSignature& run) {
+  { c.connect(threads, run) } -> ProcessGroup;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Synchronizer: what happens between the local gradients and the next step
+// ---------------------------------------------------------------------------------------------
+
+namespace detail {
+/// The primitives DataParallelTrainer's step offers a Synchronizer (declared only: the concept
+/// checks a policy against them; the trainer's TrainingStep defines them).
+struct StepPrimitives {
+  void wait_for_workers(const TeamMember&);
+  VectorMap<float> reduce_gradients(const TeamMember&);
+  bool reduce_scalars(const TeamMember&, VectorMap<float> shard);
+  void update(const TeamMember&, VectorMap<float> shard);
+  void publish(const TeamMember&);
+};
+}  // namespace detail
+
+/**
+ * @brief What happens between the workers' local gradients and the next step: when and how they
+ * are combined, and when θ changes. Synchronous SGD reduces every step (EveryStepSynchronizer);
+ * periodic averaging, bounded staleness and backup workers are other Synchronizers.
+ *
+ * @par Requirements
+ * `template <class Step> void synchronize(Step& step, const TeamMember& me) const`, called by
+ * every thread after its local gradient, composed from the step's primitives:
+ * - `step.wait_for_workers(me)`: a barrier after which every local gradient is written;
+ * - `step.reduce_gradients(me)`: this thread's shard of Σ G over the team (Aggregator) and the
+ *   processes (Communicator);
+ * - `step.reduce_scalars(me, shard)`: the one reduction of the step's scalars (loss, ‖g‖²,
+ *   samples, failures, stop requests); returns whether to update θ, the same on every worker;
+ * - `step.update(me, shard)`: the mean, clipping and the Optimizer on this thread's slice of θ;
+ * - `step.publish(me)`: a barrier after which every worker sees the new θ.
+ * Every worker must call the same primitives in the same order (they hold collectives).
+ *
+ * @code
+ * struct EveryStep {
+ *   template <class Step>
+ *   void synchronize(Step& step, const dptrain::TeamMember& me) const {
+ *     step.wait_for_workers(me);
+ *     auto shard = step.reduce_gradients(me);
+ *     if (step.reduce_scalars(me, shard)) step.update(me, shard);
+ *     step.publish(me);
+ *   }
+ * };
+ * static_assert(dptrain::Synchronizer<EveryStep>);
+ * @endcode
+ */
+template <class S>
+concept Synchronizer = std::copy_constructible<S> &&
+    requires(const S& s, detail::StepPrimitives& step, const TeamMember& me) {
+  s.synchronize(step, me);
 };
 
 }  // namespace dptrain

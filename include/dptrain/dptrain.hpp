@@ -4,15 +4,20 @@
 
 #include "dptrain/concepts.hpp"
 #include "dptrain/core/aligned_buffer.hpp"
+#include "dptrain/core/batch.hpp"
 #include "dptrain/core/context.hpp"
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/omp.hpp"
 #include "dptrain/core/report.hpp"
-#include "dptrain/core/team.hpp"
+#include "dptrain/core/communication.hpp"
+#include "dptrain/core/gradient_buffers.hpp"
+#include "dptrain/core/run_length.hpp"
+#include "dptrain/core/team_member.hpp"
 #include "dptrain/core/thread_team.hpp"
 #include "dptrain/core/training_state.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/core/update_slice.hpp"
+#include "dptrain/core/version.hpp"
 
 #include "dptrain/data/dense_dataset.hpp"
 #include "dptrain/data/sparse_dataset.hpp"
@@ -41,6 +46,9 @@
 #include "dptrain/aggregators/ring_all_reduce_aggregator.hpp"
 #include "dptrain/aggregators/serial_aggregator.hpp"
 #include "dptrain/aggregators/tree_aggregator.hpp"
+
+#include "dptrain/communicators/single_process_communicator.hpp"
+#include "dptrain/synchronizers/every_step_synchronizer.hpp"
 
 #include "dptrain/optimizers/adagrad.hpp"
 #include "dptrain/optimizers/adam.hpp"

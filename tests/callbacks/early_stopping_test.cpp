@@ -35,8 +35,9 @@ TEMPLATE_TEST_CASE("EarlyStopping: stops after patience epochs without improveme
   // best 3 at epoch 1; 2.9995 is not better by more than min_delta; the second miss stops.
   ScriptedLoss<TestType> script{{5, 3, 4, 2.9995, 1, 1}, {}};
   dptrain::EarlyStopping stopping({.patience = 2, .min_delta = 1e-3});
-  const dptrain::FitReport report = dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 6})
-                                        .fit(model, theta, data, script, stopping);
+  const dptrain::FitReport report =
+      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 6}, dptrain::Sgd{.lr = 0.01})
+          .fit(model, theta, data, script, stopping);
   CHECK(report.stopped_by_callback);
   CHECK(report.epochs == 4);
   CHECK(stopping.best_epoch() == 1);
@@ -53,8 +54,9 @@ TEST_CASE("EarlyStopping: without a stop the best theta is restored at the end o
   Vector<double> theta = model.init_parameters();
   ScriptedLoss<double> script{{5, 1, 2, 3}, {}};
   dptrain::EarlyStopping stopping({.patience = 5});
-  const dptrain::FitReport report = dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 4})
-                                        .fit(model, theta, data, script, stopping);
+  const dptrain::FitReport report =
+      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 4}, dptrain::Sgd{.lr = 0.01})
+          .fit(model, theta, data, script, stopping);
   CHECK_FALSE(report.stopped_by_callback);
   CHECK(stopping.stopped_epoch() == -1);
   CHECK(stopping.best_epoch() == 1);
@@ -62,7 +64,8 @@ TEST_CASE("EarlyStopping: without a stop the best theta is restored at the end o
 
   dptrain::EarlyStopping keep({.patience = 5, .restore_best = false});
   ScriptedLoss<double> again{{5, 1, 2, 3}, {}};
-  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 4}).fit(model, theta, data, again, keep);
+  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 4}, dptrain::Sgd{.lr = 0.01})
+      .fit(model, theta, data, again, keep);
   CHECK(theta == again.thetas[3]);
 }
 
@@ -98,7 +101,7 @@ TEST_CASE("EarlyStopping: checks its options and the order of the callbacks", "[
   Vector<double> theta = model.init_parameters();
   dptrain::Evaluate evaluate(model, data);
   dptrain::EarlyStopping stopping(evaluate);
-  CHECK_THROWS_WITH(
-      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10}).fit(model, theta, data, stopping, evaluate),
-      Catch::Contains("pass it to fit() before EarlyStopping"));
+  CHECK_THROWS_WITH(dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10}, dptrain::Sgd{.lr = 0.01})
+                        .fit(model, theta, data, stopping, evaluate),
+                    Catch::Contains("pass it to fit() before EarlyStopping"));
 }

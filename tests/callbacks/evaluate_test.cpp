@@ -45,7 +45,8 @@ TEST_CASE("Evaluate: regression models are scored by mean loss", "[callbacks]") 
   dptrain::Evaluate evaluate(model, validation);
   CHECK(evaluate.metric() == dptrain::EvaluationMetric::mean_loss);
   CHECK_FALSE(evaluate.higher_is_better());
-  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 20, .epochs = 4}).fit(model, theta, train, evaluate);
+  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 20, .epochs = 4}, dptrain::Sgd{.lr = 0.01})
+      .fit(model, theta, train, evaluate);
   REQUIRE(evaluate.history().size() == 4);
   CHECK(evaluate.history().back() < evaluate.history().front());
   CHECK(evaluate.last() == dptrain::mean_loss(model, theta, validation, 1));
@@ -79,7 +80,7 @@ TEST_CASE("Evaluate: the validation pass runs on every thread of the trainer", "
     Vector<double> theta = model.init_parameters();
     const WatchedData watched{validation, {}, {}};
     dptrain::Evaluate evaluate(model, watched);
-    dptrain::DataParallelTrainer({.threads = threads, .batch_size = 50, .epochs = 2})
+    dptrain::DataParallelTrainer({.threads = threads, .batch_size = 50, .epochs = 2}, dptrain::Sgd{.lr = 0.01})
         .fit(model, theta, train, evaluate);
     CHECK(static_cast<Index>(watched.readers.size()) == threads);
     CHECK(evaluate.last() == dptrain::accuracy(model, theta, validation, 1));  // same value on any team

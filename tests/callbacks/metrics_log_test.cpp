@@ -38,7 +38,8 @@ TEST_CASE("MetricsLog: CSV has a header and one row per epoch", "[callbacks]") {
   std::ostringstream out;
   dptrain::MetricsLog log(out);
   const dptrain::FitReport report =
-      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 3}).fit(model, theta, data, log);
+      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 3}, dptrain::Sgd{.lr = 0.01})
+          .fit(model, theta, data, log);
   const std::vector<std::string> rows = lines(out.str());
   INFO(out.str());
   REQUIRE(rows.size() == 4);
@@ -65,7 +66,7 @@ TEST_CASE("MetricsLog: with an Evaluate callback a validation column is added", 
   dptrain::MetricsLog log(csv, evaluate);
   dptrain::MetricsLog json_log(json, evaluate, {.format = dptrain::LogFormat::json_lines});
   CHECK(log.columns().size() == 10);
-  dptrain::DataParallelTrainer({.threads = 3, .batch_size = 12, .epochs = 2})
+  dptrain::DataParallelTrainer({.threads = 3, .batch_size = 12, .epochs = 2}, dptrain::Sgd{.lr = 0.01})
       .fit(model, theta, train, evaluate, log, json_log);
   const std::vector<std::string> rows = lines(csv.str());
   REQUIRE(rows.size() == 3);
@@ -95,7 +96,8 @@ TEST_CASE("FitReport: workers holds the cumulative phase times at every epoch en
     void on_epoch_end(dptrain::TrainContext<double>& ctx) { compute.push_back(ctx.report.workers.at(1).compute); }
   } watch;
   const dptrain::FitReport report =
-      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 3}).fit(model, theta, data, watch);
+      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 3}, dptrain::Sgd{.lr = 0.01})
+          .fit(model, theta, data, watch);
   REQUIRE(watch.compute.size() == 3);
   CHECK(watch.compute[0] > 0);
   CHECK(watch.compute[1] >= watch.compute[0]);

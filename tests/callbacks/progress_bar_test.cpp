@@ -29,7 +29,8 @@ TEST_CASE("ProgressBar: plain lines with epoch and loss when not interactive", "
   std::ostringstream out;
   dptrain::ProgressBar bar(out, {.interactive = false});
   CHECK_FALSE(bar.interactive());
-  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 3}).fit(model, theta, data, bar);
+  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 3}, dptrain::Sgd{.lr = 0.01})
+      .fit(model, theta, data, bar);
   const std::string text = out.str();
   INFO(text);
   CHECK(text.find('\r') == std::string::npos);
@@ -45,7 +46,8 @@ TEST_CASE("ProgressBar: every_steps and planned sizes from the options", "[callb
   Vector<float> theta = model.init_parameters();
   std::ostringstream out;
   dptrain::ProgressBar bar(out, {.interactive = false, .every_steps = 5, .steps_per_epoch = 10, .epochs = 7});
-  dptrain::DataParallelTrainer({.threads = 1, .batch_size = 10, .epochs = 2}).fit(model, theta, data, bar);
+  dptrain::DataParallelTrainer({.threads = 1, .batch_size = 10, .epochs = 2}, dptrain::Sgd{.lr = 0.01})
+      .fit(model, theta, data, bar);
   const std::string text = out.str();
   INFO(text);
   CHECK(count(text, "\n") == 2 + 2 * 2);
@@ -59,7 +61,8 @@ TEST_CASE("ProgressBar: an interactive bar is redrawn with carriage returns", "[
   std::ostringstream out;
   dptrain::ProgressBar bar(out, {.interactive = true, .refresh_seconds = 0});
   CHECK(bar.interactive());
-  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 2}).fit(model, theta, data, bar);
+  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 2}, dptrain::Sgd{.lr = 0.01})
+      .fit(model, theta, data, bar);
   const std::string text = out.str();
   INFO(text);
   CHECK(count(text, "\r") == 2 * 10 + 2);  // every step (refresh 0) and each epoch end
@@ -71,7 +74,7 @@ TEST_CASE("ProgressBar: an interactive bar is redrawn with carriage returns", "[
   // Stopped mid-epoch: the line is still ended.
   std::ostringstream cut;
   dptrain::ProgressBar cut_bar(cut, {.interactive = true});
-  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 2, .max_steps = 5})
+  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 2, .max_steps = 5}, dptrain::Sgd{.lr = 0.01})
       .fit(model, theta, data, cut_bar);
   CHECK(cut.str().back() == '\n');
   // A std::ostringstream is never a terminal.
@@ -90,7 +93,7 @@ TEST_CASE("TrainContext: hooks see the planned steps and epochs", "[callbacks]")
       total_epochs = ctx.total_epochs;
     }
   } plan;
-  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 5, .max_steps = 23})
+  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 5, .max_steps = 23}, dptrain::Sgd{.lr = 0.01})
       .fit(model, theta, data, plan);
   CHECK(plan.steps_per_epoch == 10);
   CHECK(plan.total_steps == 23);

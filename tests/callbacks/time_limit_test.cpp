@@ -16,7 +16,8 @@ TEST_CASE("TimeLimit: stops a long run before its planned steps", "[callbacks]")
   CHECK_FALSE(limit.reached());
   // 10⁶ planned steps: far more than 20 ms.
   const dptrain::FitReport report =
-      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 100000}).fit(model, theta, data, limit);
+      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 100000}, dptrain::Sgd{.lr = 0.01})
+          .fit(model, theta, data, limit);
   CHECK(report.stopped_by_callback);
   CHECK(limit.reached());
   CHECK(report.steps < 1000000);

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # ctest driver: install dptrain into a scratch prefix, then build and run the consumer project
-# against it (find_package), and again with dptrain as a subdirectory (add_subdirectory).
+# against it (find_package), and again with dptrain as a subdirectory (add_subdirectory); as a
+# subdirectory, dptrain installs nothing unless DPTRAIN_INSTALL is on.
 # Inputs: -DSOURCE_DIR=<dptrain source> -DBINARY_DIR=<dptrain build> -DWORK_DIR=<scratch> -DCXX=<compiler>
 #         -DGENERATOR=<CMake generator>
 file(REMOVE_RECURSE ${WORK_DIR})
@@ -22,4 +23,21 @@ foreach(mode installed subdirectory)
   run(${CMAKE_COMMAND} ${args})
   run(${CMAKE_COMMAND} --build ${WORK_DIR}/${mode})
   run(${WORK_DIR}/${mode}/consumer)
+endforeach()
+
+# A project that adds dptrain as a subdirectory does not install dptrain's files ...
+run(${CMAKE_COMMAND} --install ${WORK_DIR}/subdirectory --prefix ${WORK_DIR}/subdirectory-prefix)
+file(GLOB_RECURSE installed ${WORK_DIR}/subdirectory-prefix/*)
+if(installed)
+  message(FATAL_ERROR "dptrain installed files as a subproject without DPTRAIN_INSTALL: ${installed}")
+endif()
+# ... unless it asks for them (configured and installed only: nothing to build).
+run(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/consumer -B ${WORK_DIR}/subdirectory-install -G ${GENERATOR}
+    -DCMAKE_CXX_COMPILER=${CXX} -DCMAKE_BUILD_TYPE=Release -DDPTRAIN_SOURCE_DIR=${SOURCE_DIR} -DDPTRAIN_INSTALL=ON)
+run(${CMAKE_COMMAND} --install ${WORK_DIR}/subdirectory-install --prefix ${WORK_DIR}/subdirectory-install-prefix)
+foreach(file include/dptrain/dptrain.hpp include/dptrain/core/version.hpp share/cmake/dptrain/dptrainConfig.cmake
+             share/cmake/dptrain/dptrainConfigVersion.cmake share/cmake/dptrain/dptrainTargets.cmake)
+  if(NOT EXISTS ${WORK_DIR}/subdirectory-install-prefix/${file})
+    message(FATAL_ERROR "dptrain did not install ${file} as a subproject with DPTRAIN_INSTALL=ON")
+  endif()
 endforeach()

@@ -91,3 +91,24 @@ TEST_CASE("detail::gemm: an empty dimension leaves C unchanged", "[models][gemm]
   const Plan none = buffers.reserve(0, 4, 4);
   CHECK(none.kc == 0);
 }
+
+TEST_CASE("detail::gemm: Eigen 3.4's kernel plans and owns buffers, the portable path plans none", "[models][gemm]") {
+#if defined(DPTRAIN_PORTABLE_KERNELS)
+  constexpr bool eigen_kernel = false;
+#else
+  constexpr bool eigen_kernel = EIGEN_WORLD_VERSION == 3 && EIGEN_MAJOR_VERSION == 4;
+#endif
+  Buffers<double> buffers;
+  const Plan plan = buffers.reserve(64, 48, 32);
+  if (eigen_kernel) {
+    CHECK(plan.kc > 0);
+    CHECK(plan.mc > 0);
+    CHECK(plan.nc > 0);
+    CHECK(buffers.lhs.size() >= plan.kc * plan.mc);
+    CHECK(buffers.rhs.size() >= plan.kc * plan.nc);
+  } else {
+    CHECK(plan.kc == 0);
+    CHECK(buffers.lhs.size() == 0);
+    CHECK(buffers.rhs.size() == 0);
+  }
+}

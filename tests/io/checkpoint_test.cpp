@@ -157,7 +157,8 @@ TEST_CASE("Checkpoint: the callback saves every N steps and epochs, once per pos
   dptrain::Checkpoint checkpoint(model, dir.file("c.ckpt"), {.every_steps = 3, .every_epochs = 2});
   // 4 steps per epoch, 3 epochs: saves at steps 3, 6, 8 (epoch 2), 9 and 12 (by step, and at the end: once).
   const auto report =
-      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 3}).fit(model, theta, data, checkpoint);
+      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 3}, dptrain::Sgd{.lr = 0.01})
+          .fit(model, theta, data, checkpoint);
   CHECK(report.steps == 12);
   CHECK(checkpoint.saves() == 5);
   Vector<double> loaded(model.num_parameters());

@@ -35,8 +35,9 @@ TEST_CASE("StepSchedule: the default gamma is 0.1", "[optimizers]") {
 TEST_CASE("StepSchedule: validate rejects bad values and names them", "[optimizers]") {
   CHECK_NOTHROW(dptrain::StepSchedule{.step_size = 1}.validate());
   CHECK_NOTHROW(dptrain::StepSchedule{.step_size = 1, .gamma = 1.0}.validate());
-  CHECK_THAT(validation_error(dptrain::StepSchedule{}),
-             Contains("dptrain::StepSchedule: step_size must be > 0") && Contains("got 0"));
+  CHECK_NOTHROW(dptrain::StepSchedule{}.validate());  // 0: every step_epochs epochs of the run
+  CHECK_THAT(validation_error(dptrain::StepSchedule{.step_epochs = 0}),
+             Contains("dptrain::StepSchedule: step_epochs must be > 0") && Contains("got 0"));
   CHECK_THAT(validation_error(dptrain::StepSchedule{.step_size = -5}),
              Contains("step_size must") && Contains("got -5"));
   CHECK_THAT(validation_error(dptrain::StepSchedule{.step_size = 10, .gamma = 0.0}),

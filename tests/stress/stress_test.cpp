@@ -53,9 +53,9 @@ void run_case(const Case& c, const Optimizer& optimizer, std::mt19937& rng) {
   const Vector<double> start = model.init_parameters(static_cast<std::uint64_t>(rng()));
   const Vector<double> expected = test::reference_training(model, start, data, c.batch, c.steps, optimizer);
 
-  dptrain::DataParallelTrainer<dptrain::GradientWorker, dptrain::EvenPartitioner, Aggregator, Optimizer> trainer(
+  dptrain::DataParallelTrainer trainer(
       {.threads = c.threads, .batch_size = c.batch, .epochs = c.steps, .max_steps = c.steps, .shuffle = false},
-      optimizer);
+      optimizer, Aggregator{});
   // 1. A fault at a random gradient call on a random worker: fit() rethrows it, nothing hangs.
   model.fail_at = std::uniform_int_distribution<Index>(0, c.steps * c.threads)(rng);
   model.fail_rank = std::uniform_int_distribution<Index>(0, c.threads - 1)(rng);

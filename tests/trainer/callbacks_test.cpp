@@ -39,7 +39,7 @@ TEST_CASE("Callbacks: every hook is called in order on the thread that called fi
     Index epochs = 0;
     void on_epoch_end(dptrain::TrainContext<double>&) { ++epochs; }
   } only_epoch_end;
-  dptrain::DataParallelTrainer({.threads = 3, .batch_size = 10, .epochs = 2})
+  dptrain::DataParallelTrainer({.threads = 3, .batch_size = 10, .epochs = 2}, dptrain::Sgd{.lr = 0.01})
       .fit(model, theta, data, recorder, only_epoch_end);
   CHECK(recorder.calls == std::vector<std::string>{"fit_begin", "epoch_begin 0", "step 1", "step 2", "epoch_end 0",
                                                    "epoch_begin 1", "step 3", "step 4", "epoch_end 1", "fit_end"});
@@ -54,14 +54,14 @@ TEST_CASE("Callbacks: a hook returning true stops training", "[trainer][callback
   struct StopAtStep {
     bool on_step_end(dptrain::TrainContext<double>& ctx) { return ctx.step == 5; }
   } stop_at_step;
-  auto report = dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 10})
+  auto report = dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 10}, dptrain::Sgd{.lr = 0.01})
                     .fit(model, theta, data, stop_at_step);
   CHECK(report.steps == 5);
   CHECK(report.stopped_by_callback);
   struct StopAfterEpoch {
     bool on_epoch_end(dptrain::TrainContext<double>& ctx) { return ctx.epoch == 1; }
   } stop_after_epoch;
-  report = dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 10})
+  report = dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 10}, dptrain::Sgd{.lr = 0.01})
                .fit(model, theta, data, stop_after_epoch);
   CHECK(report.epochs == 2);
   CHECK(report.steps == 8);
@@ -78,6 +78,7 @@ TEST_CASE("Callbacks: a hook may read and write theta between steps", "[trainer]
     }
     void on_epoch_end(dptrain::TrainContext<double>& ctx) { ctx.theta = first; }
   } reset;
-  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 1}).fit(model, theta, data, reset);
+  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 1}, dptrain::Sgd{.lr = 0.01})
+      .fit(model, theta, data, reset);
   CHECK((theta.array() == reset.first.array()).all());
 }

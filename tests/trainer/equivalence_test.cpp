@@ -23,8 +23,9 @@ TEMPLATE_TEST_CASE("DataParallelTrainer: N threads match single-thread training 
   theta.setLinSpaced(-0.2, 0.3);
   const dptrain::Vector<double> expected = test::reference_training(model, theta, data, batch, steps, optimizer);
 
-  dptrain::DataParallelTrainer<dptrain::GradientWorker, dptrain::EvenPartitioner, TestType, dptrain::Momentum> trainer(
-      {.threads = threads, .batch_size = batch, .epochs = 10, .max_steps = steps, .shuffle = false}, optimizer);
+  dptrain::DataParallelTrainer trainer(
+      {.threads = threads, .batch_size = batch, .epochs = 10, .max_steps = steps, .shuffle = false}, optimizer,
+      TestType{});
   const dptrain::FitReport report = trainer.fit(model, theta, data);
   CHECK(report.steps == steps);
   CHECK(report.threads == threads);
@@ -124,7 +125,8 @@ TEST_CASE("DataParallelTrainer: the report counts steps, epochs, samples and pha
   dptrain::Vector<double> theta = model.init_parameters();
   SECTION("every minibatch, partial last one included") {
     const auto report =
-        dptrain::DataParallelTrainer({.threads = 2, .batch_size = 16, .epochs = 3}).fit(model, theta, data);
+        dptrain::DataParallelTrainer({.threads = 2, .batch_size = 16, .epochs = 3}, dptrain::Sgd{.lr = 0.01})
+            .fit(model, theta, data);
     CHECK(report.steps == 12);
     CHECK(report.epochs == 3);
     CHECK(report.samples == 150);
@@ -136,13 +138,15 @@ TEST_CASE("DataParallelTrainer: the report counts steps, epochs, samples and pha
     CHECK(report.samples_per_second() > 0);
   }
   SECTION("drop_last skips the partial minibatch") {
-    const auto report = dptrain::DataParallelTrainer({.threads = 2, .batch_size = 16, .epochs = 3, .drop_last = true})
+    const auto report = dptrain::DataParallelTrainer({.threads = 2, .batch_size = 16, .epochs = 3, .drop_last = true},
+                                                     dptrain::Sgd{.lr = 0.01})
                             .fit(model, theta, data);
     CHECK(report.steps == 9);
     CHECK(report.samples == 144);
   }
   SECTION("max_steps ends inside an epoch") {
-    const auto report = dptrain::DataParallelTrainer({.threads = 2, .batch_size = 16, .epochs = 5, .max_steps = 6})
+    const auto report = dptrain::DataParallelTrainer({.threads = 2, .batch_size = 16, .epochs = 5, .max_steps = 6},
+                                                     dptrain::Sgd{.lr = 0.01})
                             .fit(model, theta, data);
     CHECK(report.steps == 6);
     CHECK(report.epochs == 2);
@@ -155,8 +159,7 @@ TEST_CASE("DataParallelTrainer: a weighted split gives the same theta as an even
   dptrain::Vector<double> even = model.init_parameters(), weighted = model.init_parameters();
   const dptrain::TrainerOptions options{.threads = 3, .batch_size = 16, .epochs = 2, .seed = 1};
   dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.05}).fit(model, even, data);
-  dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.05}, dptrain::ConstantSchedule{},
-                               dptrain::WeightedPartitioner{.shares = {3, 1, 0.5}})
+  dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.05}, dptrain::WeightedPartitioner{.shares = {3, 1, 0.5}})
       .fit(model, weighted, data);
   CHECK(test::relative_error(weighted, even) <= 1e-12);
 }
@@ -172,8 +175,7 @@ TEST_CASE("DataParallelTrainer: a balancing split moves samples off a slow worke
   // the floor, a quarter of the even share (8 of 64 samples). The even split would give it half.
   const dptrain::StragglerWorker<> slow{.ranks = {1}, .delay = 1ms};
   const dptrain::FitReport report =
-      dptrain::DataParallelTrainer<dptrain::StragglerWorker<>, dptrain::BalancingPartitioner>(
-          options, dptrain::Sgd{.lr = 0.05}, {}, {}, {}, slow)
+      dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.05}, dptrain::BalancingPartitioner{}, slow)
           .fit(model, balanced, data);
   CHECK(report.workers[0].samples + report.workers[1].samples == report.samples);
   CHECK(report.workers[1].samples < report.samples / 4);

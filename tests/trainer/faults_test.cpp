@@ -51,8 +51,8 @@ TEST_CASE("DataParallelTrainer: an exception in an adaptive partitioner leaves f
   const auto data = test::linear_data<double>(64, 3, 1);
   const dptrain::LinearRegression<double> model(3);
   dptrain::Vector<double> theta = model.init_parameters();
-  dptrain::DataParallelTrainer trainer({.threads = threads, .batch_size = 16, .epochs = 5}, dptrain::Sgd{},
-                                       dptrain::ConstantSchedule{}, ThrowingPartitioner{});
+  dptrain::DataParallelTrainer trainer({.threads = threads, .batch_size = 16, .epochs = 5}, ThrowingPartitioner{},
+                                       dptrain::Sgd{.lr = 0.01});
   CHECK_THROWS_WITH(trainer.fit(model, theta, data), Contains("boom in observe"));
   CHECK(theta.allFinite());
 }
@@ -63,7 +63,7 @@ TEST_CASE("DataParallelTrainer: an exception in a worker leaves fit() with its t
   const auto data = test::linear_data<double>(64, 3, 1);
   ThrowingModel model(3, rank);
   dptrain::Vector<double> theta = model.init_parameters();
-  dptrain::DataParallelTrainer trainer({.threads = threads, .batch_size = 16, .epochs = 5});
+  dptrain::DataParallelTrainer trainer({.threads = threads, .batch_size = 16, .epochs = 5}, dptrain::Sgd{.lr = 0.01});
   CHECK_THROWS_AS(trainer.fit(model, theta, data), Boom);
   model.calls = 0;
   CHECK_THROWS_WITH(trainer.fit(model, theta, data), Contains("boom on thread"));
@@ -78,7 +78,7 @@ TEST_CASE("DataParallelTrainer: an exception in a callback leaves fit() with its
   const auto data = test::linear_data<double>(64, 3, 1);
   const dptrain::LinearRegression<double> model(3);
   dptrain::Vector<double> theta = model.init_parameters();
-  dptrain::DataParallelTrainer trainer({.threads = 3, .batch_size = 16, .epochs = 2});
+  dptrain::DataParallelTrainer trainer({.threads = 3, .batch_size = 16, .epochs = 2}, dptrain::Sgd{.lr = 0.01});
   struct OnStep {
     void on_step_end(dptrain::TrainContext<double>& ctx) {
       if (ctx.step == 3) throw Boom("step hook");
@@ -168,25 +168,34 @@ TEST_CASE("DataParallelTrainer: bad options, hyperparameters and data are reject
   CHECK_THROWS_WITH(fit({.batch_size = 32, .drop_last = true}), Contains("leaves no minibatch"));
   CHECK_THROWS_AS(fit({.threads = 0}), std::invalid_argument);
   // An adaptive split would make Weighting::equal's gradient depend on timings.
-  CHECK_THROWS_WITH(dptrain::DataParallelTrainer({.threads = 2, .weighting = dptrain::Weighting::equal}, dptrain::Sgd{},
-                                                 dptrain::ConstantSchedule{}, dptrain::BalancingPartitioner{})
+  CHECK_THROWS_WITH(dptrain::DataParallelTrainer({.threads = 2, .weighting = dptrain::Weighting::equal},
+                                                 dptrain::BalancingPartitioner{}, dptrain::Sgd{.lr = 0.01})
                         .fit(model, theta, data),
                     Contains("Weighting::by_samples"));
 
   dptrain::Vector<double> short_theta(3);
-  CHECK_THROWS_WITH(dptrain::DataParallelTrainer().fit(model, short_theta, data),
-                    Contains("theta has 3 values but the model has 4 parameters"));
+  CHECK_THROWS_WITH(
+      dptrain::DataParallelTrainer(dptrain::TrainerOptions{}, dptrain::Sgd{.lr = 0.01}).fit(model, short_theta, data),
+      Contains("theta has 3 values but the model has 4 parameters"));
   const dptrain::LinearRegression<double> wide(5);
   dptrain::Vector<double> wide_theta = wide.init_parameters();
-  CHECK_THROWS_AS(dptrain::DataParallelTrainer().fit(wide, wide_theta, data), dptrain::invalid_argument);
+  CHECK_THROWS_AS(
+      dptrain::DataParallelTrainer(dptrain::TrainerOptions{}, dptrain::Sgd{.lr = 0.01}).fit(wide, wide_theta, data),
+      dptrain::invalid_argument);
   const dptrain::DenseDataset<double> empty{dptrain::RowMatrix<double>(0, 3), dptrain::Vector<double>(0)};
-  CHECK_THROWS_WITH(dptrain::DataParallelTrainer().fit(model, theta, empty), Contains("empty"));
+  CHECK_THROWS_WITH(
+      dptrain::DataParallelTrainer(dptrain::TrainerOptions{}, dptrain::Sgd{.lr = 0.01}).fit(model, theta, empty),
+      Contains("empty"));
   const dptrain::DenseDataset<double> ragged{dptrain::RowMatrix<double>(4, 3), dptrain::Vector<double>(3)};
-  CHECK_THROWS_WITH(dptrain::DataParallelTrainer().fit(model, theta, ragged), Contains("4 feature rows but 3 targets"));
+  CHECK_THROWS_WITH(
+      dptrain::DataParallelTrainer(dptrain::TrainerOptions{}, dptrain::Sgd{.lr = 0.01}).fit(model, theta, ragged),
+      Contains("4 feature rows but 3 targets"));
 
   auto labels = test::cluster_data<double>(20, 3, 3, 1);
   labels.targets[5] = 3;
   const dptrain::SoftmaxRegression<double> softmax(3, 3);
   dptrain::Vector<double> softmax_theta = softmax.init_parameters();
-  CHECK_THROWS_AS(dptrain::DataParallelTrainer().fit(softmax, softmax_theta, labels), dptrain::invalid_argument);
+  CHECK_THROWS_AS(dptrain::DataParallelTrainer(dptrain::TrainerOptions{}, dptrain::Sgd{.lr = 0.01})
+                      .fit(softmax, softmax_theta, labels),
+                  dptrain::invalid_argument);
 }

@@ -84,8 +84,9 @@ template <class Aggregator, class Partitioner = dptrain::EvenPartitioner, class 
 void check_no_allocation(const Model& model, const Data& data, dptrain::Index threads, Optimizer optimizer) {
   dptrain::Vector<float> theta = model.init_parameters(1);
   AllocationWindow window;
-  dptrain::DataParallelTrainer<dptrain::GradientWorker, Partitioner, Aggregator, Optimizer> trainer(
-      {.threads = threads, .batch_size = 20, .epochs = 20, .max_steps = 120, .clip_norm = 1.0}, optimizer);
+  dptrain::DataParallelTrainer trainer(
+      {.threads = threads, .batch_size = 20, .epochs = 20, .max_steps = 120, .clip_norm = 1.0}, optimizer, Aggregator{},
+      Partitioner{});
   trainer.fit(model, theta, data, window);
   REQUIRE(window.at_10 >= 0);
   REQUIRE(window.at_100 >= 0);

@@ -105,7 +105,8 @@ TEST_CASE("ThreadTeam: ctx.team runs a hook's work on the trainer's own threads"
     void on_fit_end(dptrain::TrainContext<double>& ctx) { use_team(ctx); }
   } hooks;
   dptrain::Vector<double> plain = theta;
-  dptrain::DataParallelTrainer trainer({.threads = threads, .batch_size = 20, .epochs = 2, .shuffle = false});
+  dptrain::DataParallelTrainer trainer({.threads = threads, .batch_size = 20, .epochs = 2, .shuffle = false},
+                                       dptrain::Sgd{.lr = 0.01});
   const dptrain::FitReport report = trainer.fit(model, theta, data, hooks);
   CHECK(hooks.bad_runs == 0);
   CHECK(hooks.size_mismatch == 0);
@@ -123,7 +124,7 @@ TEST_CASE("ThreadTeam: an exception in ctx.team work reaches the hook, then fit(
   const auto data = test::linear_data<double>(60, 3, 1);
   const dptrain::LinearRegression<double> model(3);
   dptrain::Vector<double> theta = model.init_parameters();
-  dptrain::DataParallelTrainer trainer({.threads = 3, .batch_size = 20, .epochs = 3});
+  dptrain::DataParallelTrainer trainer({.threads = 3, .batch_size = 20, .epochs = 3}, dptrain::Sgd{.lr = 0.01});
 
   struct CaughtInHook {
     int caught = 0;

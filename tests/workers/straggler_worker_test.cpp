@@ -17,12 +17,12 @@ TEST_CASE("StragglerWorker: the fast worker waits for the slow one and theta is 
   const dptrain::LinearRegression<double> model(4);
   const dptrain::TrainerOptions options{.threads = 2, .batch_size = 10, .epochs = 1};
   dptrain::Vector<double> plain = model.init_parameters();
-  dptrain::DataParallelTrainer(options).fit(model, plain, data);
+  dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}).fit(model, plain, data);
 
   const bool random = GENERATE(false, true);
   dptrain::Vector<double> theta = model.init_parameters();
   const dptrain::StragglerWorker<> slow{.ranks = {1}, .delay = 2ms, .random = random, .seed = 3};
-  dptrain::DataParallelTrainer<dptrain::StragglerWorker<>> trainer(options, {}, {}, {}, {}, slow);
+  dptrain::DataParallelTrainer trainer(options, dptrain::Sgd{.lr = 0.01}, slow);
   const dptrain::FitReport report = trainer.fit(model, theta, data);
   REQUIRE(report.steps == 20);
   CHECK(report.workers[0].wait > report.workers[1].wait);

@@ -4,7 +4,8 @@
 
 #include <algorithm>
 
-#include "dptrain/core/team.hpp"
+#include "dptrain/core/gradient_buffers.hpp"
+#include "dptrain/core/team_member.hpp"
 
 namespace dptrain {
 

@@ -2,7 +2,8 @@
 // RingAllReduceAggregator: the classic ring, N−1 reduce-scatter then N−1 all-gather steps.
 #pragma once
 
-#include "dptrain/core/team.hpp"
+#include "dptrain/core/gradient_buffers.hpp"
+#include "dptrain/core/team_member.hpp"
 
 namespace dptrain {
 

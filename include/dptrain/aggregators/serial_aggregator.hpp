@@ -2,7 +2,8 @@
 // SerialAggregator: thread 0 sums every buffer, as a parameter server would.
 #pragma once
 
-#include "dptrain/core/team.hpp"
+#include "dptrain/core/gradient_buffers.hpp"
+#include "dptrain/core/team_member.hpp"
 
 namespace dptrain {
 
@@ -14,8 +15,7 @@ namespace dptrain {
  * no extra memory; deterministic (sums in rank order). Its time grows linearly with N.
  *
  * @code
- * dptrain::DataParallelTrainer<dptrain::GradientWorker, dptrain::EvenPartitioner,
- *                              dptrain::SerialAggregator> trainer(options);
+ * dptrain::DataParallelTrainer trainer(options, dptrain::Sgd{.lr = 0.1}, dptrain::SerialAggregator{});
  * @endcode
  */
 struct SerialAggregator {

@@ -2,7 +2,8 @@
 // TreeAggregator: pairwise reduction in ceil(log2 N) rounds.
 #pragma once
 
-#include "dptrain/core/team.hpp"
+#include "dptrain/core/gradient_buffers.hpp"
+#include "dptrain/core/team_member.hpp"
 
 namespace dptrain {
 

@@ -81,7 +81,7 @@ class MetricsLog {
   /// Writes the CSV header; resets the per-epoch differences.
   template <class Scalar>
   void on_fit_begin(TrainContext<Scalar>& ctx) {
-    previous_.assign(ctx.report.workers.size(), WorkerTimes{});
+    previous_.assign(ctx.report.workers.size(), WorkerReport{});
     if (options_.format == LogFormat::csv) {
       const std::vector<std::string> names = columns();
       for (std::size_t i = 0; i < names.size(); ++i) *out_ << (i > 0 ? "," : "") << names[i];
@@ -101,11 +101,11 @@ class MetricsLog {
   void on_epoch_end(TrainContext<Scalar>& ctx) {
     const double seconds = std::chrono::duration<double>(clock::now() - epoch_start_).count();
     const double throughput = seconds > 0 ? static_cast<double>(ctx.report.samples - epoch_samples_) / seconds : 0.0;
-    WorkerTimes worst;
+    WorkerReport worst;
     const std::size_t workers = std::min(previous_.size(), ctx.report.workers.size());
     for (std::size_t r = 0; r < workers; ++r) {
-      const WorkerTimes& now = ctx.report.workers[r];
-      WorkerTimes& before = previous_[r];
+      const WorkerReport& now = ctx.report.workers[r];
+      WorkerReport& before = previous_[r];
       worst.compute = std::max(worst.compute, now.compute - before.compute);
       worst.wait = std::max(worst.wait, now.wait - before.wait);
       worst.aggregate = std::max(worst.aggregate, now.aggregate - before.aggregate);
@@ -155,7 +155,7 @@ class MetricsLog {
   MetricsLogOptions options_;
   const std::vector<double>* validation_ = nullptr;  // the Evaluate callback's history
   const char* validation_key_ = "";
-  std::vector<WorkerTimes> previous_;
+  std::vector<WorkerReport> previous_;
   clock::time_point epoch_start_ = clock::now();
   Index epoch_samples_ = 0;
 };

@@ -14,8 +14,10 @@ namespace dptrain {
  *
  * Every hook runs on the thread that called fit() while the other workers wait, so a hook may
  * read and write θ (e.g. to restore the best parameters) and read the report without locks.
- * A hook that returns `true` asks training to stop after the current step. Work a hook wants
- * done in parallel goes to `team`, the trainer's own threads (e.g. Evaluate's validation pass).
+ * A hook that returns `true` asks training to stop after the current step; the request travels in
+ * the next step's reduction of scalars, so every worker leaves at the same step. Work a hook
+ * wants done in parallel goes to `team`, the trainer's own threads (e.g. Evaluate's validation
+ * pass); its time counts as WorkerReport::hooks.
  */
 template <class Scalar>
 struct TrainContext {

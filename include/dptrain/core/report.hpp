@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// FitReport: what fit() returns (steps, losses, wall time, per-worker phase timings).
+// FitReport and WorkerReport: what fit() returns (steps, losses, wall time, per-worker phase times).
 #pragma once
 
 #include <vector>
@@ -8,14 +8,25 @@
 
 namespace dptrain {
 
-/// Seconds one worker spent in each phase of the training steps, summed over fit(), and the
-/// samples it computed.
-struct WorkerTimes {
-  double compute = 0;    ///< local gradient: gathering its micro-batch and running the model
-  double wait = 0;       ///< at barriers: waiting for slower workers (the straggler cost)
-  double aggregate = 0;  ///< all-reducing gradients and the step's loss and gradient norm
+/**
+ * @brief One worker's part of a FitReport: where its time went, phase by phase, and the samples
+ * whose gradient it computed.
+ *
+ * The five phases partition the worker's wall time: for every worker
+ * compute + wait + aggregate + update + hooks = FitReport::seconds (up to clock rounding). Every
+ * barrier's wait is counted as wait, wherever the barrier is (a slow worker's compute shows as
+ * the others' wait: the cost of a synchronous step).
+ */
+struct WorkerReport {
+  double compute = 0;    ///< local gradient: gathering its micro-batches and running the model
+  double wait = 0;       ///< at barriers: waiting for the other workers (and for the team to start or end)
+  double aggregate = 0;  ///< reducing gradients and the step's scalars, less the waits inside
   double update = 0;     ///< scaling, clipping and the optimizer update of its slice of θ
+  double hooks = 0;      ///< callbacks (thread 0), the work they hand to ctx.team, shuffling
   Index samples = 0;     ///< samples whose gradient it computed (its micro-batches)
+
+  /// compute + wait + aggregate + update + hooks: the worker's wall time in fit().
+  [[nodiscard]] double seconds() const noexcept { return compute + wait + aggregate + update + hooks; }
 };
 
 /**
@@ -26,16 +37,16 @@ struct WorkerTimes {
  * may be partial when max_steps or a callback ended training.
  */
 struct FitReport {
-  Index threads = 0;                 ///< workers in the team
-  Index steps = 0;                   ///< optimizer steps taken, skipped ones included
-  Index skipped_steps = 0;           ///< non-finite steps skipped (NonFinitePolicy::skip)
-  Index epochs = 0;                  ///< epochs run; epoch_loss.size()
-  Index samples = 0;                 ///< samples whose gradient was computed
-  bool stopped_by_callback = false;  ///< a hook returned true
-  std::vector<double> epoch_loss;    ///< mean training loss of each epoch
-  double final_loss = 0;             ///< mean loss of the last step's minibatch
-  double seconds = 0;                ///< wall time of fit()
-  std::vector<WorkerTimes> workers;  ///< per-worker phase times, indexed by rank
+  Index threads = 0;                  ///< workers in the team
+  Index steps = 0;                    ///< optimizer steps taken, skipped ones included
+  Index skipped_steps = 0;            ///< non-finite steps skipped (NonFinitePolicy::skip)
+  Index epochs = 0;                   ///< epochs run; epoch_loss.size()
+  Index samples = 0;                  ///< samples whose gradient was computed
+  bool stopped_by_callback = false;   ///< a hook returned true
+  std::vector<double> epoch_loss;     ///< mean training loss of each epoch
+  double final_loss = 0;              ///< mean loss of the last step's minibatch
+  double seconds = 0;                 ///< wall time of fit()
+  std::vector<WorkerReport> workers;  ///< per-worker phase times and samples, indexed by rank
 
   /// Training throughput over the whole fit().
   [[nodiscard]] double samples_per_second() const noexcept {

@@ -9,7 +9,7 @@
 
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/omp.hpp"
-#include "dptrain/core/team.hpp"
+#include "dptrain/core/team_member.hpp"
 #include "dptrain/core/types.hpp"
 
 namespace dptrain {

@@ -7,24 +7,11 @@
 #include <span>
 #include <string>
 
+#include "dptrain/core/batch.hpp"
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
 
 namespace dptrain {
-
-/**
- * @brief A micro-batch of dense samples: a zero-copy view of rows and their targets.
- *
- * @tparam Scalar float or double.
- * @tparam Target the target type: `Scalar` for regression, `Label` for classification.
- */
-template <class Scalar, class Target>
-struct DenseBatch {
-  Eigen::Ref<const RowMatrix<Scalar>> features;  ///< size() × dim, one sample per row
-  Eigen::Ref<const Vector<Target>> targets;      ///< size() targets
-
-  [[nodiscard]] Index size() const noexcept { return features.rows(); }
-};
 
 /**
  * @brief A dense data set: `features` holds one sample per row, `targets` one target per sample.

@@ -11,35 +11,11 @@
 #include <string>
 #include <vector>
 
+#include "dptrain/core/batch.hpp"
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
 
 namespace dptrain {
-
-/// Compressed row-major sparse matrix (CSR) with `Index` indices: one sample per row.
-template <class Scalar>
-using SparseRowMatrix = Eigen::SparseMatrix<Scalar, Eigen::RowMajor, Index>;
-
-/**
- * @brief A micro-batch of sparse samples: a zero-copy CSR view of rows and their targets.
- *
- * `features` maps compressed storage held elsewhere (the data set, or a gather() buffer). Its
- * outer index array may not start at 0: a rows() view points into the data set's own arrays, so
- * row r's entries are `innerIndexPtr()[k]`, `valuePtr()[k]` for k in
- * [`outerIndexPtr()[r]`, `outerIndexPtr()[r + 1]`). Everything that walks rows (InnerIterator,
- * products, coeff(), toDense(), nonZeros()) handles that; only `coeffs()`, which assumes the
- * values start at valuePtr()[0], does not: use `valuePtr() + outerIndexPtr()[0]` instead.
- *
- * @tparam Scalar float or double.
- * @tparam Target the target type: `Scalar` for regression, `Label` for classification.
- */
-template <class Scalar, class Target>
-struct SparseBatch {
-  Eigen::Map<const SparseRowMatrix<Scalar>> features;  ///< size() × dim, one sample per row
-  Eigen::Ref<const Vector<Target>> targets;            ///< size() targets
-
-  [[nodiscard]] Index size() const noexcept { return features.rows(); }
-};
 
 /**
  * @brief A sparse data set: `features` (compressed CSR) holds one sample per row, `targets` one

@@ -8,19 +8,15 @@
 // the same kernel (Eigen::internal::general_matrix_matrix_product, Eigen 3.4) runs on one
 // thread, with its cache blocking planned once for the largest sizes and its buffers sized in
 // make_workspace(), so a model's step allocates nothing and its products are single-threaded.
-// With another Eigen version the plain Eigen expressions are used instead (correct, but they may
-// allocate for large products).
+// With another Eigen version, or with DPTRAIN_PORTABLE_KERNELS defined (detail/eigen_internals.hpp),
+// the plain Eigen expressions are used instead (correct, but they may allocate for large products,
+// and reserve() plans nothing).
 #pragma once
 
 #include <algorithm>
 
 #include "dptrain/core/types.hpp"
-
-#if EIGEN_WORLD_VERSION == 3 && EIGEN_MAJOR_VERSION == 4
-#define DPTRAIN_DETAIL_OWN_GEMM_BUFFERS 1
-#else
-#define DPTRAIN_DETAIL_OWN_GEMM_BUFFERS 0
-#endif
+#include "dptrain/detail/eigen_internals.hpp"
 
 namespace dptrain::detail::gemm {
 
@@ -41,7 +37,7 @@ struct Buffers {
   /// these, and grows the buffers to fit it. Called by make_workspace(), not in a step.
   Plan reserve(Index m, Index n, Index k) {
     Plan plan;
-#if DPTRAIN_DETAIL_OWN_GEMM_BUFFERS
+#if DPTRAIN_DETAIL_EIGEN_INTERNALS
     if (m > 0 && n > 0 && k > 0) {
       // Eigen computes a row-major C as the column-major Cᵀ = Bᵀ·Aᵀ: n rows, m columns, depth k.
       plan = {k, n, m};
@@ -56,7 +52,7 @@ struct Buffers {
   }
 };
 
-#if DPTRAIN_DETAIL_OWN_GEMM_BUFFERS
+#if DPTRAIN_DETAIL_EIGEN_INTERNALS
 /// Eigen's blocking interface, pointing at buffers owned elsewhere.
 template <class Scalar>
 class BorrowedBlocking : public Eigen::internal::level3_blocking<Scalar, Scalar> {
@@ -87,7 +83,7 @@ void kernel(Index m, Index n, Index k, const Scalar* a, Index lda, const Scalar*
 template <class Scalar>
 void add_product(Eigen::Map<RowMatrix<Scalar>> c, const Eigen::Ref<const RowMatrix<Scalar>>& a,
                  const Eigen::Ref<const RowMatrix<Scalar>>& b, const Plan& plan, Buffers<Scalar>& buffers) {
-#if DPTRAIN_DETAIL_OWN_GEMM_BUFFERS
+#if DPTRAIN_DETAIL_EIGEN_INTERNALS
   kernel<Eigen::RowMajor, Eigen::RowMajor>(c.rows(), c.cols(), a.cols(), a.data(), a.outerStride(), b.data(),
                                            b.outerStride(), c.data(), c.outerStride(), plan, buffers);
 #else
@@ -100,7 +96,7 @@ void add_product(Eigen::Map<RowMatrix<Scalar>> c, const Eigen::Ref<const RowMatr
 template <class Scalar>
 void add_transposed_product(Eigen::Map<RowMatrix<Scalar>> c, const Eigen::Ref<const RowMatrix<Scalar>>& a,
                             const Eigen::Ref<const RowMatrix<Scalar>>& b, const Plan& plan, Buffers<Scalar>& buffers) {
-#if DPTRAIN_DETAIL_OWN_GEMM_BUFFERS
+#if DPTRAIN_DETAIL_EIGEN_INTERNALS
   // A stored row-major is Aᵀ stored column-major.
   kernel<Eigen::ColMajor, Eigen::RowMajor>(c.rows(), c.cols(), a.rows(), a.data(), a.outerStride(), b.data(),
                                            b.outerStride(), c.data(), c.outerStride(), plan, buffers);
@@ -114,7 +110,7 @@ void add_transposed_product(Eigen::Map<RowMatrix<Scalar>> c, const Eigen::Ref<co
 template <class Scalar>
 void add_product_transposed(Eigen::Map<RowMatrix<Scalar>> c, const Eigen::Ref<const RowMatrix<Scalar>>& a,
                             const Eigen::Ref<const RowMatrix<Scalar>>& b, const Plan& plan, Buffers<Scalar>& buffers) {
-#if DPTRAIN_DETAIL_OWN_GEMM_BUFFERS
+#if DPTRAIN_DETAIL_EIGEN_INTERNALS
   kernel<Eigen::RowMajor, Eigen::ColMajor>(c.rows(), c.cols(), a.cols(), a.data(), a.outerStride(), b.data(),
                                            b.outerStride(), c.data(), c.outerStride(), plan, buffers);
 #else

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Internals shared by the models: argument and data checks, and the softmax cross-entropy pass.
+// Internals shared by the models: argument and data checks, and the losses (squared, logistic, softmax).
 #pragma once
 
 #include <charconv>
@@ -127,6 +127,40 @@ void argmax_rows(const Eigen::Map<RowMatrix<Scalar>>& scores, Eigen::Ref<Vector<
       if (scores(i, c) > scores(i, best)) best = c;
     out[i] = static_cast<Label>(best);
   }
+}
+
+/**
+ * @brief The squared loss of residuals r = ŷ − y, summed: Σᵢ ½ rᵢ².
+ *
+ * Its derivative ∂ℓ/∂ŷᵢ is rᵢ itself, so the caller uses the residuals unchanged as the weights
+ * of the gradient's product (∇w = Xᵀr).
+ */
+template <class Derived>
+typename Derived::Scalar squared_loss(const Eigen::MatrixBase<Derived>& residuals) {
+  return typename Derived::Scalar(0.5) * residuals.squaredNorm();
+}
+
+/**
+ * @brief The logistic loss of each score zᵢ against its label yᵢ ∈ {0, 1}, summed.
+ *
+ * Per row: ℓ = log(1 + e^z) − y·z, evaluated as max(z, 0) + log1p(e^{−|z|}) − y·z so that no
+ * exponential overflows for any finite z. With `Gradient`, each zᵢ is overwritten by
+ * ∂ℓ/∂z = σ(zᵢ) − yᵢ, with σ taken from the same e^{−|z|}. Labels must be 0 or 1 (validate()
+ * checks them). The dense and sparse logistic models call it on their scores z = Xw + b.
+ */
+template <bool Gradient, class Scalar>
+Scalar logistic_loss(Eigen::Map<Vector<Scalar>> z, const Eigen::Ref<const Vector<Label>>& labels) {
+  using std::abs;
+  using std::exp;
+  using std::log1p;
+  Scalar loss(0);
+  for (Index i = 0; i < z.size(); ++i) {
+    const Scalar e = exp(-abs(z[i]));  // e^{−|z|} ∈ (0, 1]
+    const auto y = static_cast<Scalar>(labels[i]);
+    loss += (z[i] > Scalar(0) ? z[i] : Scalar(0)) + log1p(e) - y * z[i];
+    if constexpr (Gradient) z[i] = (z[i] >= Scalar(0) ? Scalar(1) / (Scalar(1) + e) : e / (Scalar(1) + e)) - y;
+  }
+  return loss;
 }
 
 /**

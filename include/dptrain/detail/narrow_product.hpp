@@ -16,6 +16,9 @@
 // for 784 × 10 floats, against 4.6 µs element by element).
 // Tiles use Eigen's packet functions (the widest vector of the build: AVX-512, AVX, SSE, NEON or
 // plain scalars), and a tile's accumulators and operands together fit in the vector registers.
+// Those functions are Eigen::internal, written against Eigen 3.4 (detail/eigen_internals.hpp):
+// with another Eigen, or with DPTRAIN_PORTABLE_KERNELS defined, the same tiles run on packets of
+// one scalar (standard C++ only, no intrinsics) and W is transposed element by element.
 #pragma once
 
 #include <algorithm>
@@ -25,6 +28,14 @@
 #include <utility>
 
 #include "dptrain/core/types.hpp"
+#include "dptrain/detail/eigen_internals.hpp"
+
+// The AVX-512 transposes go with the packet tiles: the portable path uses no intrinsics.
+#if DPTRAIN_DETAIL_EIGEN_INTERNALS && defined(EIGEN_VECTORIZE_AVX512)
+#define DPTRAIN_DETAIL_NARROW_AVX512 1
+#else
+#define DPTRAIN_DETAIL_NARROW_AVX512 0
+#endif
 
 // GCC 12's AVX-512 intrinsics, inlined here, start from deliberately undefined registers and
 // then warn that they are uninitialized (GCC bug 105593); the warning is about GCC's own header.
@@ -36,6 +47,7 @@
 
 namespace dptrain::detail::narrow {
 
+#if DPTRAIN_DETAIL_EIGEN_INTERNALS
 template <class Scalar>
 using Packet = typename Eigen::internal::packet_traits<Scalar>::type;
 
@@ -46,6 +58,50 @@ inline constexpr Index lanes = Eigen::internal::unpacket_traits<Packet<Scalar>>:
 /// Vector registers of the build's ISA (32 with AVX-512 or AArch64 NEON, 16 with AVX or SSE on
 /// x86-64, 8 for plain scalars or 32-bit SSE).
 inline constexpr int registers = EIGEN_ARCH_DEFAULT_NUMBER_OF_REGISTERS;
+
+/// The packet functions the tiles call: Eigen's.
+namespace ops {
+using Eigen::internal::ploadu;
+using Eigen::internal::pmadd;
+using Eigen::internal::predux;
+using Eigen::internal::pset1;
+using Eigen::internal::pstoreu;
+}  // namespace ops
+#else
+// The portable path: a packet is one scalar.
+template <class Scalar>
+using Packet = Scalar;
+
+template <class Scalar>
+inline constexpr Index lanes = 1;
+
+/// Scalar registers assumed for the tiles' shape (x86-64's 16; AArch64 has 32).
+inline constexpr int registers = 16;
+
+/// The packet functions the tiles call, on one scalar, with the signatures of Eigen's.
+namespace ops {
+template <class P>
+P pmadd(const P& a, const P& b, const P& c) noexcept {
+  return a * b + c;
+}
+template <class P>
+P predux(const P& a) noexcept {
+  return a;
+}
+template <class P>
+P pset1(const P& a) noexcept {
+  return a;
+}
+template <class P>
+P ploadu(const P* from) noexcept {
+  return *from;
+}
+template <class P>
+void pstoreu(P* to, const P& from) noexcept {
+  *to = from;
+}
+}  // namespace ops
+#endif
 
 /// The most columns (classes) these kernels take: a tile holds every column's accumulator plus
 /// two operands (16 with 32 registers, 12 with 16, 6 with 8).
@@ -70,7 +126,7 @@ inline constexpr int tile_depth = std::clamp((registers - 1) / (C + 1), 1, 4);
 /// Z(r, c) += Σᵢ X(r, i) Wᵀ(c, i) for R rows of X and all C rows of Wᵀ.
 template <int R, int C, class Scalar>
 void score_tile(const Scalar* x, Index ldx, Index d, const Scalar* wt, Index ldw, Scalar* z, Index ldz) {
-  using namespace Eigen::internal;
+  using namespace ops;
   using P = Packet<Scalar>;
   constexpr Index L = lanes<Scalar>;
   P acc[R][C];
@@ -105,7 +161,7 @@ void score_tile(const Scalar* x, Index ldx, Index d, const Scalar* wt, Index ldw
 /// and `rows` rows.
 template <int F, int C, class Scalar>
 void gradient_tile(const Scalar* x, Index ldx, Index rows, const Scalar* dz, Index ldd, Scalar* gt, Index ldg) {
-  using namespace Eigen::internal;
+  using namespace ops;
   using P = Packet<Scalar>;
   constexpr Index L = lanes<Scalar>;
   P acc[C][F];
@@ -157,7 +213,7 @@ void add_gradient(const Scalar* x, Index ldx, Index m, Index d, const Scalar* dz
     }
 }
 
-#if defined(EIGEN_VECTORIZE_AVX512)
+#if DPTRAIN_DETAIL_NARROW_AVX512
 /// Lane j of the new row i (upper) or i + B (lower), for i & B = 0, as an index into the pair
 /// (row i, row i + B) of _mm512_permutex2var_ps: 0–15 from row i, 16–31 from row i + B.
 template <int B>
@@ -206,7 +262,7 @@ inline constexpr auto row_lanes = static_cast<__mmask16>((1u << C) - 1);
 template <int C, class Scalar>
 void transpose_to_class_major(const Scalar* w, Index d, Scalar* wt, Index ldt) {
   Index i = 0;
-#if defined(EIGEN_VECTORIZE_AVX512)
+#if DPTRAIN_DETAIL_NARROW_AVX512
   // 16 rows at a time, one per register (C of its 16 lanes), turned by one in-register transpose
   // into C class rows of 16 features.
   if constexpr (row_in_register<C, Scalar>) {
@@ -227,7 +283,7 @@ void transpose_to_class_major(const Scalar* w, Index d, Scalar* wt, Index ldt) {
 template <int C, class Scalar>
 void add_transposed(const Scalar* gt, Index ldt, Index d, Scalar* g) {
   Index i = 0;
-#if defined(EIGEN_VECTORIZE_AVX512)
+#if DPTRAIN_DETAIL_NARROW_AVX512
   if constexpr (row_in_register<C, Scalar>) {
     for (; i + 16 <= d; i += 16) {
       __m512 block[16];

@@ -7,7 +7,7 @@
 
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
-#include "dptrain/data/sparse_dataset.hpp"
+#include "dptrain/core/batch.hpp"
 #include "dptrain/detail/model_support.hpp"
 
 namespace dptrain::detail::sparse {
@@ -24,13 +24,6 @@ void check_finite_features(const char* model, const Eigen::Map<const SparseRowMa
         throw invalid_argument(std::string("dptrain: ") + model + ": feature " + std::to_string(inner[k]) + " of row " +
                                std::to_string(r) + " is not finite (" +
                                models::model_value_text(static_cast<double>(values[k])) + ")");
-}
-
-/// Throws unless predict()'s output has one entry per batch row.
-inline void check_output_size(const char* model, Index rows, Index out_size) {
-  if (rows != out_size)
-    throw invalid_argument(std::string("dptrain: ") + model + "::predict: the batch has " + std::to_string(rows) +
-                           " rows but the output has " + std::to_string(out_size) + " entries");
 }
 
 /// Z += X·W for CSR X (m × d) and row-major W (d × k): row r of Z gains v·W(j, :) per entry (j, v).

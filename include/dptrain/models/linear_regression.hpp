@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <string>
 
+#include "dptrain/core/batch.hpp"
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
-#include "dptrain/data/dense_dataset.hpp"
 #include "dptrain/detail/model_support.hpp"
 
 namespace dptrain {
@@ -87,7 +87,7 @@ class LinearRegression {
     residuals(theta, batch, r);
     grad.head(inputs_).noalias() += batch.features.transpose() * r;
     grad[inputs_] += r.sum();
-    return Scalar(0.5) * r.squaredNorm();
+    return detail::models::squared_loss(r);
   }
 
   /// Σᵢ ℓ(xᵢ, yᵢ; θ). Allocates nothing. @throws as loss_and_gradient().
@@ -97,7 +97,7 @@ class LinearRegression {
     if (m == 0) return Scalar(0);
     Eigen::Map<Vector<Scalar>> r(ws.residuals.data(), m);
     residuals(theta, batch, r);
-    return Scalar(0.5) * r.squaredNorm();
+    return detail::models::squared_loss(r);
   }
 
   /**

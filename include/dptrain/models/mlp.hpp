@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
+#include "dptrain/core/batch.hpp"
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
-#include "dptrain/data/dense_dataset.hpp"
 #include "dptrain/detail/gemm.hpp"
 #include "dptrain/detail/model_support.hpp"
 

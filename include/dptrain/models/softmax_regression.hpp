@@ -6,9 +6,9 @@
 #include <cstdint>
 #include <string>
 
+#include "dptrain/core/batch.hpp"
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
-#include "dptrain/data/dense_dataset.hpp"
 #include "dptrain/detail/gemm.hpp"
 #include "dptrain/detail/model_support.hpp"
 #include "dptrain/detail/narrow_product.hpp"

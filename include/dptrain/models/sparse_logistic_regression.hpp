@@ -2,13 +2,12 @@
 // SparseLogisticRegression: binary classification with the logistic (cross-entropy) loss on sparse samples.
 #pragma once
 
-#include <cmath>
 #include <cstdint>
 #include <string>
 
+#include "dptrain/core/batch.hpp"
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
-#include "dptrain/data/sparse_dataset.hpp"
 #include "dptrain/detail/model_support.hpp"
 #include "dptrain/detail/sparse_support.hpp"
 
@@ -87,16 +86,7 @@ class SparseLogisticRegression {
     if (m == 0) return Scalar(0);
     Eigen::Map<Vector<Scalar>> z(ws.scores.data(), m);
     scores(theta, batch, z);
-    Scalar loss(0);
-    for (Index i = 0; i < m; ++i) {
-      using std::exp;
-      using std::log1p;
-      const Scalar e = exp(-std::abs(z[i]));  // e^{−|z|} ∈ (0, 1]
-      const Scalar sigma = z[i] >= Scalar(0) ? Scalar(1) / (Scalar(1) + e) : e / (Scalar(1) + e);
-      const auto y = static_cast<Scalar>(batch.targets[i]);
-      loss += (z[i] > Scalar(0) ? z[i] : Scalar(0)) + log1p(e) - y * z[i];
-      z[i] = sigma - y;
-    }
+    const Scalar loss = detail::models::logistic_loss<true, Scalar>(z, batch.targets);  // z is now σ(z) − y
     const Index* outer = batch.features.outerIndexPtr();
     const Index* inner = batch.features.innerIndexPtr();
     const Scalar* values = batch.features.valuePtr();
@@ -113,14 +103,7 @@ class SparseLogisticRegression {
     if (m == 0) return Scalar(0);
     Eigen::Map<Vector<Scalar>> z(ws.scores.data(), m);
     scores(theta, batch, z);
-    Scalar loss(0);
-    for (Index i = 0; i < m; ++i) {
-      using std::exp;
-      using std::log1p;
-      loss += (z[i] > Scalar(0) ? z[i] : Scalar(0)) + log1p(exp(-std::abs(z[i]))) -
-              static_cast<Scalar>(batch.targets[i]) * z[i];
-    }
-    return loss;
+    return detail::models::logistic_loss<false, Scalar>(z, batch.targets);
   }
 
   /**
@@ -133,7 +116,7 @@ class SparseLogisticRegression {
     const Index m = batch.size();
     detail::models::check_call("SparseLogisticRegression", num_parameters(), theta.size(), num_parameters(), inputs_, m,
                                batch.features.cols(), m, ws.scores.size());  // targets are not read
-    detail::sparse::check_output_size("SparseLogisticRegression", m, out.size());
+    detail::models::check_prediction_size("SparseLogisticRegression", m, out.size());
     if (m == 0) return;
     Eigen::Map<Vector<Scalar>> z(ws.scores.data(), m);
     scores(theta, batch, z);

@@ -5,9 +5,9 @@
 #include <cstdint>
 #include <string>
 
+#include "dptrain/core/batch.hpp"
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
-#include "dptrain/data/sparse_dataset.hpp"
 #include "dptrain/detail/model_support.hpp"
 #include "dptrain/detail/sparse_support.hpp"
 
@@ -125,15 +125,11 @@ class SparseSoftmaxRegression {
     const Index m = batch.size();
     detail::models::check_call("SparseSoftmaxRegression", num_parameters(), theta.size(), num_parameters(), inputs_, m,
                                batch.features.cols(), m, ws.scores.rows());  // targets are not read
-    detail::sparse::check_output_size("SparseSoftmaxRegression", m, out.size());
+    detail::models::check_prediction_size("SparseSoftmaxRegression", m, out.size());
     if (m == 0) return;
     Eigen::Map<RowMatrix<Scalar>> z(ws.scores.data(), m, classes_);
     scores(theta, batch, z);
-    for (Index i = 0; i < m; ++i) {
-      Index best = 0;
-      z.row(i).maxCoeff(&best);
-      out[i] = static_cast<Label>(best);
-    }
+    detail::models::argmax_rows<Scalar>(z, out);
   }
 
   /**

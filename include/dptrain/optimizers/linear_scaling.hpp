@@ -29,7 +29,7 @@ namespace dptrain {
  * @code
  * // 0.1 was tuned at batch 256; train at 8192 (k = 32): lr = 3.2, ramped up over 5 epochs.
  * const dptrain::Sgd sgd{.lr = dptrain::linear_scaling(0.1, 256, 8192)};
- * const dptrain::WarmupSchedule<> warmup{.warmup_steps = 5 * steps_per_epoch};
+ * const dptrain::WarmupSchedule<> warmup{.warmup_epochs = 5};
  * @endcode
  */
 [[nodiscard]] constexpr double linear_scaling(double base_lr, Index base_batch, Index batch) {

@@ -42,8 +42,8 @@ namespace dptrain {
  * called observe() on it yourself: every run starts from the even split.
  *
  * @code
- * dptrain::DataParallelTrainer<dptrain::GradientWorker, dptrain::BalancingPartitioner> trainer(
- *     {.threads = 2, .batch_size = 256}, dptrain::Sgd{.lr = 0.1});
+ * dptrain::DataParallelTrainer trainer({.threads = 2, .batch_size = 256}, dptrain::Sgd{.lr = 0.1},
+ *                                      dptrain::BalancingPartitioner{});
  * dptrain::FitReport report = trainer.fit(model, theta, data);
  * // report.workers[t].samples: how many samples worker t computed; more on the faster core.
  * @endcode

@@ -14,7 +14,7 @@ namespace dptrain {
  * Decorators (e.g. a straggler that delays chosen ranks) wrap it and forward to its State.
  *
  * @code
- * dptrain::DataParallelTrainer<dptrain::GradientWorker> trainer(options);
+ * dptrain::DataParallelTrainer trainer(options, dptrain::Sgd{.lr = 0.1});  // GradientWorker: the default
  * @endcode
  */
 struct GradientWorker {

@@ -36,7 +36,7 @@ namespace dptrain {
  * @code
  * using namespace std::chrono_literals;
  * dptrain::StragglerWorker<> slow{.ranks = {1}, .delay = 2ms};
- * dptrain::DataParallelTrainer<dptrain::StragglerWorker<>> trainer(options, {}, {}, {}, {}, slow);
+ * dptrain::DataParallelTrainer trainer(options, dptrain::Sgd{.lr = 0.1}, slow);
  * static_assert(dptrain::Worker<dptrain::StragglerWorker<>, dptrain::LinearRegression<double>>);
  * @endcode
  */

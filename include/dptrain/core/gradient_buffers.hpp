@@ -1,31 +1,12 @@
 // SPDX-License-Identifier: MIT
-// TeamMember and GradientBuffers: what a collective (an aggregator) sees of the thread team.
+// GradientBuffers and ShardLayout: the per-thread gradient buffers that an aggregator reduces.
 #pragma once
 
 #include <span>
 
-#include "dptrain/core/omp.hpp"
 #include "dptrain/core/types.hpp"
 
 namespace dptrain {
-
-/**
- * @brief One thread's view of the persistent OpenMP team that runs fit().
- *
- * Collectives are called by every member in the same order; barrier() must be reached
- * by all of them (it is an orphaned `omp barrier`, valid only inside the team's region).
- */
-struct TeamMember {
-  Index rank = 0;  ///< this thread, 0 ≤ rank < size
-  Index size = 1;  ///< threads in the team
-
-  /// A team of one has nothing to wait for; libgomp would still spend about a microsecond.
-  void barrier() const noexcept {
-    if (size > 1) {
-      DPTRAIN_OMP(barrier);
-    }
-  }
-};
 
 /**
  * @brief Splits [0, n) into one cache-line-aligned shard per thread.

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+// What crosses the communication seam besides gradients: the step's scalars and the run's signature.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string_view>
+
+#include "dptrain/core/types.hpp"
+
+namespace dptrain {
+
+/**
+ * @brief The scalars of one training step that every worker of every process must agree on, so
+ * that all of them take the same decision (update, skip a non-finite step, stop, leave on a
+ * failure) at the same step.
+ *
+ * The trainer fills one per thread, sums them over its team in rank order, and hands the
+ * process's sum to the Communicator's `all_reduce(StepScalars&)`, which adds the other processes'
+ * fields. Every field is a sum; counts are exact in a double up to 2^53, so a communicator may
+ * send the struct as six doubles (`to_array()`).
+ */
+struct StepScalars {
+  double loss = 0;           ///< Σℓ over the step's samples
+  double sumsq = 0;          ///< ‖Σ G‖² of the reduced gradient (process 0 contributes it: all hold the same g)
+  double samples = 0;        ///< samples whose gradient was computed
+  double busy_workers = 0;   ///< workers with at least one sample (Weighting::equal)
+  double failures = 0;       ///< workers or hooks that threw since the last step
+  double stop_requests = 0;  ///< hooks that returned true since the last step
+
+  /// Adds another partial sum, field by field.
+  constexpr StepScalars& operator+=(const StepScalars& o) noexcept {
+    loss += o.loss;
+    sumsq += o.sumsq;
+    samples += o.samples;
+    busy_workers += o.busy_workers;
+    failures += o.failures;
+    stop_requests += o.stop_requests;
+    return *this;
+  }
+
+  /// The fields in declaration order, for a communicator that sends them in one message.
+  [[nodiscard]] constexpr std::array<double, 6> to_array() const noexcept {
+    return {loss, sumsq, samples, busy_workers, failures, stop_requests};
+  }
+  [[nodiscard]] static constexpr StepScalars from_array(const std::array<double, 6>& a) noexcept {
+    return {a[0], a[1], a[2], a[3], a[4], a[5]};
+  }
+  friend constexpr bool operator==(const StepScalars&, const StepScalars&) = default;
+};
+
+/**
+ * @brief What every process of a run must have in common, handed to `Communicator::connect` so
+ * that a multi-process communicator can compare it across processes before the first step
+ * (instead of hanging in a collective later).
+ */
+struct RunSignature {
+  Index parameters = 0;          ///< θ's length
+  Index samples = 0;             ///< training samples
+  Index batch_size = 0;          ///< the global minibatch
+  Index epochs = 0;              ///< passes over the data
+  Index max_steps = 0;           ///< step limit (0: none)
+  Index accumulation_steps = 1;  ///< minibatches per optimizer step
+  std::uint64_t seed = 0;        ///< the shuffle's seed
+  std::string_view model;        ///< the model's type (compiler-specific name)
+  std::string_view optimizer;    ///< the optimizer's type (compiler-specific name)
+};
+
+}  // namespace dptrain

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: MIT
+// TrainingStep: one step's parts — local gradient, reduce, decide, update, publish θ — and their clocks.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "dptrain/concepts.hpp"
+#include "dptrain/core/aligned_buffer.hpp"
+#include "dptrain/core/communication.hpp"
+#include "dptrain/core/errors.hpp"
+#include "dptrain/core/gradient_buffers.hpp"
+#include "dptrain/core/report.hpp"
+#include "dptrain/core/team_member.hpp"
+#include "dptrain/core/training_state.hpp"
+#include "dptrain/core/update_slice.hpp"
+#include "dptrain/trainer/first_error.hpp"
+#include "dptrain/trainer/run_plan.hpp"
+#include "dptrain/trainer/scalar_collective.hpp"
+#include "dptrain/trainer/trainer_options.hpp"
+
+namespace dptrain {
+
+/// What every worker decided from a step's reduced scalars: the same on every worker.
+struct StepOutcome {
+  double loss = 0;              ///< the step's mean loss
+  double scale = 1;             ///< turns Σ G into the mean gradient g
+  Index samples = 0;            ///< samples of the step, over all workers
+  bool update = false;          ///< θ is updated (a finite step)
+  bool stop_requested = false;  ///< a hook of some process asked to stop
+  bool leave = false;           ///< a worker or hook failed, a hook asked to stop, or a non-finite step stops training
+};
+
+/**
+ * @brief The parts of one synchronous step that every worker runs, with its per-thread state
+ * (gradient buffer, workspace, gather buffer, phase clock), sized once before the first step.
+ *
+ * local_gradient() is the worker's own work; the primitives a Synchronizer composes
+ * (wait_for_workers, reduce_gradients, reduce_scalars, update, publish) are collectives over the
+ * team (Aggregator) and the processes (ProcessGroup). Each part charges its time to one phase of
+ * the worker's WorkerReport; every barrier's wait goes to `wait`.
+ *
+ * @tparam Policies  the trainer's policy types (see DataParallelTrainer)
+ */
+template <class M, class D, class WorkerPolicy, class P, class A, class O, class S, class Group>
+class TrainingStep {
+ public:
+  using Scalar = typename M::scalar_type;
+  using Clock = std::chrono::steady_clock;
+
+  /// What the step works on; every reference must outlive it.
+  struct Parts {
+    const TrainerOptions& options;
+    const RunPlan& plan;
+    const M& model;
+    VectorRef<Scalar> theta;
+    const D& data;
+    const Group& group;
+    TrainingState<Scalar>& state;  ///< its optimizer_state is sized here
+    FirstError& errors;
+    const WorkerPolicy& worker;
+    const P& partitioner;  ///< copied: an adaptive one learns during this fit()
+    const A& aggregator;
+    const O& optimizer;
+    const S& schedule;
+  };
+
+  explicit TrainingStep(const Parts& parts)
+      : opt_(parts.options),
+        plan_(parts.plan),
+        model_(parts.model),
+        theta_(parts.theta),
+        data_(parts.data),
+        group_(parts.group),
+        state_(parts.state),
+        errors_(parts.errors),
+        partitioner_(parts.partitioner),
+        aggregator_(parts.aggregator),
+        optimizer_(parts.optimizer),
+        schedule_(parts.schedule),
+        scalars_(opt_.threads) {
+    const Index threads = opt_.threads, workers = group_.workers();
+    // A worker's largest micro-batch: only full minibatches and the last partial one occur.
+    for (const Index batch : plan_.minibatch_sizes()) {
+      if constexpr (requires { partitioner_.max_size(batch, workers); }) {
+        max_rows_ = std::max(max_rows_, std::min(batch, static_cast<Index>(partitioner_.max_size(batch, workers))));
+      } else {
+        for (Index rank = 0; rank < threads; ++rank)
+          max_rows_ = std::max(max_rows_, partitioner_.range(batch, workers, global_worker(rank)).size);
+      }
+    }
+    if constexpr (adaptive) loads_.resize(static_cast<std::size_t>(threads));
+    slots_.reserve(static_cast<std::size_t>(threads));
+    for (Index rank = 0; rank < threads; ++rank)
+      slots_.emplace_back(parts.worker.make(model_, global_worker(rank), max_rows_),
+                          data_.make_buffer(plan_.shuffles() ? max_rows_ : 0));
+    for (Slot& slot : slots_) buffer_pointers_.push_back(slot.worker.gradient().data());
+    buffers_ = {buffer_pointers_, {theta_.size(), threads}};
+    state_.optimizer_state.assign(static_cast<std::size_t>(slots), AlignedBuffer<Scalar>(theta_.size()));
+  }
+
+  // --- the worker's clock ------------------------------------------------------------------------
+
+  /// This thread's view of the team, its barriers timed into its wait.
+  [[nodiscard]] TeamMember member(Index rank) noexcept { return {rank, opt_.threads, &slot(rank).waited}; }
+
+  /// Starts every worker's clock at the fit's start (before on_fit_begin).
+  void start_clocks(Clock::time_point fit_start) noexcept {
+    for (Slot& my : slots_) my.last = fit_start;
+  }
+
+  /// Charges the time since the last charge to `phase`, less the barriers' waits (to wait).
+  void charge(const TeamMember& me, double WorkerReport::*phase) noexcept {
+    Slot& my = slot(me.rank);
+    const Clock::time_point now = Clock::now();
+    my.report.*phase += std::chrono::duration<double>(now - my.last).count() - my.waited;
+    my.report.wait += my.waited;
+    my.waited = 0;
+    my.last = now;
+  }
+
+  /// After the team has left: the time from each worker's last charge to `end` was a wait.
+  void stop_clocks(Clock::time_point end) noexcept {
+    for (Slot& my : slots_) {
+      my.report.wait += std::chrono::duration<double>(end - my.last).count();
+      my.last = end;
+    }
+  }
+
+  /// Worker `rank`'s phase times and samples so far; read it only after the team has left.
+  [[nodiscard]] const WorkerReport& report(Index rank) const noexcept { return slot(rank).report; }
+
+  /// Each worker keeps a copy of its report before the barrier that precedes an epoch's end, for
+  /// thread 0 to read after it (its live report changes at every barrier).
+  void snapshot(const TeamMember& me) noexcept { slot(me.rank).snapshot = slot(me.rank).report; }
+  [[nodiscard]] const WorkerReport& snapshot(Index rank) const noexcept { return slot(rank).snapshot; }
+
+  // --- what hooks tell the next step -------------------------------------------------------------
+
+  /// Thread 0, in a hook: a callback asked to stop, or failed. The next step's scalars carry it
+  /// to every worker of every process, which then leave together; until then every local thread
+  /// knows (it reads this after the hook's barrier) and skips its gradient.
+  void request_stop() noexcept { stop_requested_ = true; }
+  void hook_failed() noexcept {
+    hook_failed_ = true;
+    slot(0).failed = true;
+  }
+  [[nodiscard]] bool stopping() const noexcept { return stop_requested_ || hook_failed_; }
+
+  // --- 1–3: the local gradient -------------------------------------------------------------------
+
+  /// Worker me's part of step s of the epoch (the run's `step`-th): the gradient of its
+  /// micro-batch of each of the step's minibatches, into its own buffer.
+  void local_gradient(const TeamMember& me, Index step, Index s) {
+    Slot& my = slot(me.rank);
+    my.step = step;
+    my.worker.zero();
+    if (!stopping() && !errors_.guard([&] { accumulate(me, my, s); })) my.failed = true;
+    const Index samples = my.worker.samples();
+    if (opt_.weighting == Weighting::equal && samples > 0)
+      my.worker.gradient() *= Scalar(1) / static_cast<Scalar>(samples);
+    my.part = {.loss = my.worker.loss(),
+               .samples = static_cast<double>(samples),
+               .busy_workers = samples > 0 ? 1.0 : 0.0,
+               .failures = my.failed ? 1.0 : 0.0,
+               .stop_requests = me.rank == 0 && stop_requested_ ? 1.0 : 0.0};
+    my.report.samples += samples;
+    const Clock::time_point before = my.last;
+    charge(me, &WorkerReport::compute);
+    my.compute_seconds = std::chrono::duration<double>(my.last - before).count();
+  }
+
+  // --- 4–6: the primitives a Synchronizer composes ----------------------------------------------
+
+  /// A barrier after which every worker's local gradient is written. An adaptive partitioner
+  /// learns here, on thread 0, from every worker's samples and gradient time.
+  void wait_for_workers(const TeamMember& me) {
+    me.barrier();
+    if constexpr (adaptive) {
+      // No worker calls range() before the step's last barrier; a throw here is seen by every
+      // worker in the scalar reduction, like a worker's.
+      if (me.rank == 0 && !errors_.guard([&] { observe_loads(); })) {
+        slot(0).failed = true;
+        slot(0).part.failures += 1;
+      }
+    }
+    charge(me, &WorkerReport::aggregate);
+  }
+
+  /// This thread's shard of Σ G over the team and the processes.
+  [[nodiscard]] VectorMap<Scalar> reduce_gradients(const TeamMember& me) {
+    VectorMap<Scalar> shard = aggregator_.all_reduce(me, buffers_);
+    group_.all_reduce(me, shard);
+    charge(me, &WorkerReport::aggregate);
+    return shard;
+  }
+
+  /// The step's one reduction of scalars; returns whether to update θ (the same everywhere).
+  [[nodiscard]] bool reduce_scalars(const TeamMember& me, VectorMap<Scalar> shard) {
+    Slot& my = slot(me.rank);
+    // Every process holds the same reduced gradient: process 0 alone contributes its norm.
+    my.part.sumsq = group_.rank() == 0 ? squared_norm(shard) : 0.0;
+    decide(me, scalars_.all_reduce(me, my.part, group_));
+    charge(me, &WorkerReport::aggregate);
+    return my.outcome.update;
+  }
+
+  /// This thread's slice: g ← scale·clip·Σ G, then the optimizer update of θ and its state.
+  void update(const TeamMember& me, VectorMap<Scalar> shard) {
+    const Slot& my = slot(me.rank);
+    double factor = my.outcome.scale;
+    if (opt_.clip_norm > 0 && my.norm > opt_.clip_norm) factor *= opt_.clip_norm / my.norm;
+    shard *= static_cast<Scalar>(factor);
+    optimizer_.update(slice(shard, buffers_.layout.shard(me.rank), std::make_integer_sequence<int, slots>{}),
+                      StepInfo{my.step, lr(my.step)});
+    charge(me, &WorkerReport::update);
+  }
+
+  /// A barrier after which every worker sees the new θ.
+  void publish(const TeamMember& me) {
+    me.barrier();
+    charge(me, &WorkerReport::wait);
+  }
+
+  /// The step's decision, the same on every worker.
+  [[nodiscard]] const StepOutcome& outcome(const TeamMember& me) const noexcept { return slot(me.rank).outcome; }
+
+  /// The learning rate of the run's `step`-th step.
+  [[nodiscard]] double lr(Index step) const { return optimizer_.lr * schedule_.factor(step); }
+
+  /**
+   * @brief Collective, after the last step when training was not left early: with several
+   * processes, one more reduction of the failures and stop requests since that step (a hook at
+   * the end of the last epoch), so that every process ends the same way.
+   */
+  void agree_on_end(const TeamMember& me) {
+    if (group_.size() == 1) return;
+    Slot& my = slot(me.rank);
+    my.part = {.failures = my.failed ? 1.0 : 0.0};
+    const StepScalars totals = scalars_.all_reduce(me, my.part, group_);
+    if (me.rank == 0 && totals.failures > 0 && !errors_)
+      errors_.keep(std::make_exception_ptr(error("dptrain: another process failed at the end of training")));
+  }
+
+ private:
+  static constexpr int slots = O::state_slots;
+  static constexpr bool adaptive = AdaptivePartitioner<P>;
+  using WorkerState = decltype(std::declval<const WorkerPolicy&>().make(std::declval<const M&>(), Index{}, Index{}));
+
+  // Everything one thread writes during a step, on cache lines of its own.
+  struct alignas(cache_line_bytes) Slot {
+    Slot(WorkerState w, typename D::Buffer b) : worker(std::move(w)), buffer(std::move(b)) {}
+    WorkerState worker;
+    typename D::Buffer buffer;
+    WorkerReport report, snapshot;
+    Clock::time_point last;  // the last charge
+    double waited = 0;       // barrier waits since the last charge (TeamMember::waited)
+    StepScalars part;        // this worker's part of the step's scalars
+    double compute_seconds = 0;
+    Index step = 0;
+    bool failed = false;  // this worker threw (thread 0: or a hook did)
+    StepOutcome outcome;
+    double norm = 0;  // ‖g‖ of the step's mean gradient
+  };
+
+  [[nodiscard]] Slot& slot(Index rank) noexcept { return slots_[static_cast<std::size_t>(rank)]; }
+  [[nodiscard]] const Slot& slot(Index rank) const noexcept { return slots_[static_cast<std::size_t>(rank)]; }
+  [[nodiscard]] Index global_worker(Index rank) const noexcept { return group_.first_worker() + rank; }
+
+  void accumulate(const TeamMember& me, Slot& my, Index s) {
+    const IndexRange batches = plan_.minibatches(s);
+    for (Index b = batches.begin; b < batches.end(); ++b) {
+      const IndexRange minibatch = plan_.minibatch(b);
+      const IndexRange mine = partitioner_.range(minibatch.size, group_.workers(), global_worker(me.rank));
+      if (mine.empty()) continue;
+      if (mine.size > max_rows_)
+        throw error("dptrain: the partitioner gave worker " + std::to_string(global_worker(me.rank)) + " " +
+                    std::to_string(mine.size) + " samples, more than the " + std::to_string(max_rows_) +
+                    " its buffers were sized for (an adaptive partitioner's max_size() is too small)");
+      const IndexRange positions{minibatch.begin + mine.begin, mine.size};
+      if (plan_.shuffles())
+        my.worker.accumulate(model_, theta_, data_.gather(plan_.samples(positions), my.buffer));
+      else
+        my.worker.accumulate(model_, theta_, data_.rows(positions.begin, positions.size));
+    }
+  }
+
+  // Thread 0 between the first and the last barrier of a step: the step's loads to an adaptive partitioner.
+  void observe_loads() {
+    for (std::size_t rank = 0; rank < slots_.size(); ++rank)
+      loads_[rank] = {slots_[rank].worker.samples(), slots_[rank].compute_seconds};
+    partitioner_.observe(std::span<const WorkerLoad>(loads_));
+  }
+
+  // Every worker, from the same totals: the same outcome.
+  void decide(const TeamMember& me, const StepScalars& totals) {
+    Slot& my = slot(me.rank);
+    StepOutcome& out = my.outcome;
+    out.samples = static_cast<Index>(totals.samples);
+    out.loss = totals.loss / std::max(totals.samples, 1.0);
+    out.scale = 1.0 / std::max(opt_.weighting == Weighting::equal ? totals.busy_workers : totals.samples, 1.0);
+    const double sumsq = totals.sumsq * out.scale * out.scale;
+    my.norm = std::sqrt(sumsq);
+    const bool finite = std::isfinite(totals.loss) && std::isfinite(sumsq);
+    out.stop_requested = totals.stop_requests > 0;
+    out.update = finite && totals.failures == 0 && !out.stop_requested;
+    out.leave =
+        totals.failures > 0 || totals.stop_requests > 0 || (!finite && opt_.on_non_finite == NonFinitePolicy::stop);
+    if (me.rank == 0 && totals.failures == 0 && totals.stop_requests == 0 && !finite &&
+        opt_.on_non_finite == NonFinitePolicy::stop)
+      errors_.keep(std::make_exception_ptr(
+          non_finite_error("dptrain: non-finite " + std::string(std::isfinite(totals.loss) ? "gradient" : "loss") +
+                               " at step " + std::to_string(my.step) + "; theta keeps its value from before that step",
+                           my.step)));
+  }
+
+  // Σ gᵢ², summed in double. Float squares are summed in blocks that Eigen vectorizes, and the
+  // block sums in double (a double cast of every value runs scalar: it was most of the trainer's
+  // own time per step); a block whose float sum overflows is summed again in double.
+  static double squared_norm(VectorMap<Scalar> g) {
+    if constexpr (!std::is_same_v<Scalar, float>) {
+      return static_cast<double>(g.squaredNorm());
+    } else {
+      constexpr Index block = 1024;
+      double sum = 0;
+      for (Index begin = 0; begin < g.size(); begin += block) {
+        const auto part = g.segment(begin, std::min(block, g.size() - begin));
+        const float partial = part.squaredNorm();
+        sum += std::isfinite(partial) ? static_cast<double>(partial) : part.template cast<double>().squaredNorm();
+      }
+      return sum;
+    }
+  }
+
+  template <int... K>
+  UpdateSlice<Scalar, slots> slice(VectorMap<Scalar> g, IndexRange shard, std::integer_sequence<int, K...>) {
+    return {VectorMap<Scalar>(theta_.data() + shard.begin, shard.size),
+            ConstVectorMap<Scalar>(g.data(), g.size()),
+            {VectorMap<Scalar>(state_.optimizer_state[K].data() + shard.begin, shard.size)...}};
+  }
+
+  const TrainerOptions& opt_;
+  const RunPlan& plan_;
+  const M& model_;
+  VectorRef<Scalar> theta_;
+  const D& data_;
+  const Group& group_;
+  TrainingState<Scalar>& state_;
+  FirstError& errors_;
+  P partitioner_;  // this fit()'s copy: an adaptive one learns as it trains
+  const A& aggregator_;
+  const O& optimizer_;
+  const S& schedule_;
+
+  Index max_rows_ = 0;  // the most samples a worker's buffers hold
+  std::vector<Slot> slots_;
+  std::vector<Scalar*> buffer_pointers_;
+  GradientBuffers<Scalar> buffers_;
+  ScalarCollective scalars_;
+  std::vector<WorkerLoad> loads_;                      // the step's loads, for an adaptive partitioner (thread 0)
+  bool stop_requested_ = false, hook_failed_ = false;  // written by thread 0 in hooks
+};
+
+}  // namespace dptrain

@@ -1,0 +1,172 @@
+// SPDX-License-Identifier: MIT
+// concepts.hpp: the short conforming example of each concept (the same code as its documentation).
+#include <catch2/catch.hpp>
+
+#include <span>
+
+#include "dptrain/dptrain.hpp"
+
+namespace concepts_examples {
+
+// Model: least squares through the origin on one feature, ℓ = ½(w·x − y)².
+struct Line {
+  using scalar_type = double;
+  using batch_type = dptrain::DenseBatch<double, double>;
+  struct workspace_type {};
+  dptrain::Index num_parameters() const { return 1; }
+  workspace_type make_workspace(dptrain::Index) const { return {}; }
+  double loss_and_gradient(dptrain::ConstVectorRef<double> w, const batch_type& b, dptrain::VectorRef<double> g,
+                           workspace_type& ws) const {
+    for (dptrain::Index i = 0; i < b.size(); ++i) {
+      g[0] += (w[0] * b.features(i, 0) - b.targets[i]) * b.features(i, 0);
+    }
+    return loss(w, b, ws);
+  }
+  double loss(dptrain::ConstVectorRef<double> w, const batch_type& b, workspace_type&) const {
+    return 0.5 * (b.features.col(0) * w[0] - b.targets).squaredNorm();
+  }
+  void validate(const batch_type& b) const {
+    if (b.features.cols() != 1) throw dptrain::invalid_argument("Line: one feature per sample");
+  }
+};
+static_assert(dptrain::Model<Line> && dptrain::ModelTypes<Line> && dptrain::HasParameterCount<Line> &&
+              dptrain::MakesWorkspace<Line> && dptrain::ComputesLossAndGradient<Line> && dptrain::ValidatesData<Line>);
+
+// Predictor: a Model that also predicts one target per row.
+struct PredictingLine : Line {
+  using target_type = double;
+  void predict(dptrain::ConstVectorRef<double> w, const batch_type& b, Eigen::Ref<dptrain::Vector<double>> out,
+               workspace_type&) const {
+    out = b.features.col(0) * w[0];
+  }
+};
+static_assert(dptrain::Predictor<PredictingLine>);
+
+// DatasetOf: DenseDataset is the usual one; any type with these members is a data set.
+static_assert(dptrain::DatasetOf<dptrain::DenseDataset<double>, Line::batch_type>);
+
+// Worker and WorkerPolicy: a decorator that counts the micro-batches its inner worker computes.
+struct CountingWorker {
+  template <class M>
+  struct State {
+    decltype(dptrain::GradientWorker{}.make(std::declval<const M&>(), 0, 0)) inner;
+    dptrain::Index batches = 0;
+    void zero() { inner.zero(); }
+    void accumulate(const M& m, dptrain::ConstVectorRef<typename M::scalar_type> theta,
+                    const typename M::batch_type& batch) {
+      ++batches;
+      inner.accumulate(m, theta, batch);
+    }
+    dptrain::VectorMap<typename M::scalar_type> gradient() { return inner.gradient(); }
+    double loss() const { return inner.loss(); }
+    dptrain::Index samples() const { return inner.samples(); }
+  };
+  template <class M>
+  State<M> make(const M& model, dptrain::Index rank, dptrain::Index max_rows) const {
+    return {dptrain::GradientWorker{}.make(model, rank, max_rows)};
+  }
+};
+static_assert(dptrain::Worker<CountingWorker, Line> && dptrain::WorkerPolicy<CountingWorker>);
+
+// Partitioner: everything to the first worker.
+struct FirstTakesAll {
+  dptrain::IndexRange range(dptrain::Index batch, dptrain::Index, dptrain::Index rank) const {
+    return rank == 0 ? dptrain::IndexRange{0, batch} : dptrain::IndexRange{batch, 0};
+  }
+};
+static_assert(dptrain::Partitioner<FirstTakesAll>);
+
+// AdaptivePartitioner: learns from each step's loads, bounds its sizes.
+struct LearningFirstTakesAll : FirstTakesAll {
+  dptrain::Index steps = 0;
+  void observe(std::span<const dptrain::WorkerLoad>) { ++steps; }
+  dptrain::Index max_size(dptrain::Index batch, dptrain::Index) const { return batch; }
+};
+static_assert(dptrain::AdaptivePartitioner<LearningFirstTakesAll>);
+
+// Aggregator: thread 0 sums every buffer into its own, then each thread returns its shard.
+struct SumIntoFirst {
+  template <class Scalar>
+  dptrain::VectorMap<Scalar> all_reduce(const dptrain::TeamMember& team,
+                                        const dptrain::GradientBuffers<Scalar>& buffers) const {
+    if (team.rank == 0)
+      for (dptrain::Index t = 1; t < buffers.count(); ++t) buffers.buffer(0) += buffers.buffer(t);
+    team.barrier();
+    return buffers.shard(0, team.rank);
+  }
+};
+static_assert(dptrain::Aggregator<SumIntoFirst>);
+
+// Optimizer: plain gradient descent, no state.
+struct Descent {
+  double lr = 0.1;
+  static constexpr int state_slots = 0;
+  template <class Scalar>
+  void update(const dptrain::UpdateSlice<Scalar, state_slots>& s, const dptrain::StepInfo& info) const {
+    dptrain::VectorMap<Scalar> theta = s.theta;  // a writable copy of the view (s is const)
+    theta -= static_cast<Scalar>(info.lr) * s.grad;
+  }
+};
+static_assert(dptrain::Optimizer<Descent>);
+
+// Schedule and FitsRun: halve the rate for the second half of the run.
+struct HalfwayHalving {
+  dptrain::Index total_steps = 0;  // 0: the run's
+  double factor(dptrain::Index step) const { return 2 * step > total_steps ? 0.5 : 1.0; }
+  HalfwayHalving for_run(const dptrain::RunLength& run) const {
+    return {total_steps == 0 ? run.total_steps : total_steps};
+  }
+};
+static_assert(dptrain::Schedule<HalfwayHalving> && dptrain::FitsRun<HalfwayHalving>);
+
+// Communicator: one process, every operation free (what SingleProcessCommunicator does).
+struct OneProcess {
+  struct Group {
+    dptrain::Index threads;
+    dptrain::Index rank() const { return 0; }
+    dptrain::Index size() const { return 1; }
+    dptrain::Index first_worker() const { return 0; }
+    dptrain::Index workers() const { return threads; }
+    template <class S>
+    void broadcast(dptrain::VectorMap<S>) const {}
+    template <class S>
+    void all_reduce(const dptrain::TeamMember&, dptrain::VectorMap<S>) const {}
+    void all_reduce(dptrain::StepScalars&) const {}
+  };
+  Group connect(dptrain::Index threads, const dptrain::RunSignature&) const { return {threads}; }
+};
+static_assert(dptrain::Communicator<OneProcess>);
+
+// Synchronizer: synchronous SGD from the step's primitives (what EveryStepSynchronizer does).
+struct EveryStep {
+  template <class Step>
+  void synchronize(Step& step, const dptrain::TeamMember& me) const {
+    step.wait_for_workers(me);
+    auto shard = step.reduce_gradients(me);
+    if (step.reduce_scalars(me, shard)) step.update(me, shard);
+    step.publish(me);
+  }
+};
+static_assert(dptrain::Synchronizer<EveryStep>);
+
+}  // namespace concepts_examples
+
+TEST_CASE("concepts: each concept's documented example trains", "[core]") {
+  using namespace concepts_examples;
+  dptrain::RowMatrix<double> x(64, 1);
+  dptrain::Vector<double> y(64);
+  for (dptrain::Index i = 0; i < 64; ++i) {
+    x(i, 0) = 0.5 + 0.01 * static_cast<double>(i);
+    y[i] = 2 * x(i, 0);
+  }
+  const dptrain::DenseDataset<double> data{.features = x, .targets = y};
+  dptrain::Vector<double> w = dptrain::Vector<double>::Zero(1);
+  const dptrain::FitReport report =
+      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 16, .epochs = 40}, Descent{.lr = 0.5}, HalfwayHalving{},
+                                   SumIntoFirst{}, LearningFirstTakesAll{}, CountingWorker{})
+          .fit(PredictingLine{}, w, data);
+  CHECK(report.steps == 160);
+  CHECK(report.workers[0].samples == 64 * 40);  // the first worker took every sample
+  CHECK(report.workers[1].samples == 0);
+  CHECK(w[0] == Approx(2.0).epsilon(1e-6));
+}
