@@ -9,6 +9,7 @@
 #include <string>
 
 #include "common/fashion_mnist_data.hpp"
+#include "common/machine.hpp"
 
 namespace {
 
@@ -89,6 +90,7 @@ int main(int argc, char** argv) {
     o.lr = adaptive ? 1e-3 : o.optimizer == "sgd" ? (mlp ? 0.2 : 0.5) : (mlp ? 0.05 : 0.05);
   }
 
+  std::printf("%s\n", examples::machine_line(std::to_string(o.threads) + " threads").c_str());
   examples::FashionMnist fashion = examples::load_fashion_mnist();
   auto [train, validation] = dptrain::train_validation_split(fashion.train, 5000.0 / 60000.0, o.seed);
   std::printf("%ld training, %ld validation, %ld test samples; %s on %ld threads, batch %ld, lr %g\n",

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/fashion_mnist_data.hpp"
+#include "common/machine.hpp"
 
 namespace {
 
@@ -107,6 +108,7 @@ int main(int argc, char** argv) {
   app.add_option("--samples", o.samples, "training samples used (at most 60000)")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
 
+  std::printf("%s\n", examples::machine_line("1 to " + std::to_string(o.max_threads) + " threads").c_str());
   examples::FashionMnist fashion = examples::load_fashion_mnist();
   auto& data = fashion.train;
   if (o.samples < data.size()) {

@@ -56,6 +56,7 @@
 #include "dptrain/optimizers/constant_schedule.hpp"
 #include "dptrain/optimizers/cosine_schedule.hpp"
 #include "dptrain/optimizers/linear_scaling.hpp"
+#include "dptrain/optimizers/linear_scaling_schedule.hpp"
 #include "dptrain/optimizers/momentum.hpp"
 #include "dptrain/optimizers/rmsprop.hpp"
 #include "dptrain/optimizers/sgd.hpp"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Must NOT compile: each DPTRAIN_CASE hands the trainer a type that breaks one concept, or a set of
-// arguments that cannot be placed. tests/CMakeLists.txt builds each case and requires the
+// Must NOT compile: each DPTRAIN_CASE hands the trainer a type that breaks one concept (a policy,
+// the model, the data set), or a set of arguments that cannot be placed. tests/CMakeLists.txt builds each case and requires the
 // compiler's output to carry the sentence for that case.
 #include "dptrain/dptrain.hpp"
 
@@ -40,6 +40,12 @@ struct NotACommunicator {  // connect() returns no process group
 struct NotASynchronizer {  // synchronize() of the wrong arguments
   void synchronize(int) const {}
 };
+struct NotADataSet {  // rows() but no size(), validate(), make_buffer() or gather()
+  dptrain::DenseBatch<double, double> rows(dptrain::Index, dptrain::Index) const;
+};
+struct NotEvenAModel {  // no scalar_type at all
+  dptrain::Index num_parameters() const { return 1; }
+};
 struct ScheduleAndPartitioner {  // satisfies two concepts at once
   double factor(dptrain::Index) const { return 1; }
   dptrain::IndexRange range(dptrain::Index, dptrain::Index, dptrain::Index) const { return {}; }
@@ -78,6 +84,12 @@ int main() {
   dptrain::DataParallelTrainer trainer(options, sgd, dptrain::Adam{});
 #elif DPTRAIN_CASE == 12
   dptrain::DataParallelTrainer trainer(options, dptrain::TreeAggregator{});
+#elif DPTRAIN_CASE == 13
+  dptrain::DataParallelTrainer trainer(options, sgd);
+  trainer.fit(model, theta, NotADataSet{});
+#elif DPTRAIN_CASE == 14
+  dptrain::DataParallelTrainer trainer(options, sgd);
+  trainer.fit(NotEvenAModel{}, theta, data);
 #endif
   trainer.fit(model, theta, data);
 }

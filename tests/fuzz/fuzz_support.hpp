@@ -88,17 +88,30 @@ enum class Outcome { returned, parse_error, error, invalid_argument };
   return "?";
 }
 
+/// Where the text after a message's "dptrain::<Owner>: " prefix starts (the owner a name such as
+/// "read_csv" or "DataParallelTrainer::resume"); std::string_view::npos if it has no such prefix.
+[[nodiscard]] inline std::size_t after_owner(std::string_view what) noexcept {
+  constexpr std::string_view prefix = "dptrain::";
+  if (!what.starts_with(prefix)) return std::string_view::npos;
+  const std::size_t colon = what.find(": ", prefix.size());
+  if (colon == std::string_view::npos || colon == prefix.size()) return std::string_view::npos;
+  for (const char c : what.substr(prefix.size(), colon - prefix.size()))
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == ':'))
+      return std::string_view::npos;
+  return colon + 2;
+}
+
 /**
  * Runs `read` and classifies how it ended. dptrain's documented exceptions are expected results,
- * but their messages must start with "dptrain: ", and a parse_error must name one of `files` (the
- * paths the harness wrote) right after it. Any other exception propagates: libFuzzer reports it
- * as a crash (std::terminate).
+ * but their messages must start with "dptrain::<Owner>: ", and a parse_error must name one of
+ * `files` (the paths the harness wrote) right after it. Any other exception propagates:
+ * libFuzzer reports it as a crash (std::terminate).
  */
 template <class Read>
 [[nodiscard]] Outcome run_read(Read&& read, std::initializer_list<std::string_view> files) {
   const auto check_message = [](const std::exception& e) {
     const std::string_view what = e.what();
-    DPTRAIN_FUZZ_CHECK_MSG(what.starts_with("dptrain: "), std::string(what));
+    DPTRAIN_FUZZ_CHECK_MSG(after_owner(what) != std::string_view::npos, std::string(what));
   };
   try {
     read();
@@ -108,8 +121,9 @@ template <class Read>
     bool named = false;
     for (const std::string_view file : files) named = named || e.file() == file;
     DPTRAIN_FUZZ_CHECK_MSG(named, std::string(e.what()));
-    DPTRAIN_FUZZ_CHECK_MSG(std::string_view(e.what()).substr(9).starts_with(e.file() + ", " + e.location() + ": "),
-                           std::string(e.what()));
+    const std::string_view what = e.what();
+    DPTRAIN_FUZZ_CHECK_MSG(what.substr(after_owner(what)).starts_with(e.file() + ", " + e.location() + ": "),
+                           std::string(what));
     return Outcome::parse_error;
   } catch (const dptrain::error& e) {
     check_message(e);

@@ -93,7 +93,7 @@ TEMPLATE_TEST_CASE("LinearRegression: validate names a wrong feature count and a
   const RowMatrix<TestType> wide = RowMatrix<TestType>::Zero(2, 3);
   CHECK_THROWS_AS(model.validate({wide, p.y}), dptrain::invalid_argument);
   CHECK_THROWS_WITH(model.validate({wide, p.y}),
-                    "dptrain: LinearRegression expects 2 features per sample, the data have 3");
+                    "dptrain::LinearRegression: expects 2 features per sample, the data have 3");
 
   Vector<TestType> y = p.y;
   y[1] = std::numeric_limits<TestType>::quiet_NaN();

@@ -124,20 +124,21 @@ TEMPLATE_TEST_CASE("LogisticRegression: validate names a wrong feature count and
   const RowMatrix<TestType> narrow = RowMatrix<TestType>::Zero(3, 1);
   CHECK_THROWS_AS(model.validate({narrow, p.y}), dptrain::invalid_argument);
   CHECK_THROWS_WITH(model.validate({narrow, p.y}),
-                    "dptrain: LogisticRegression expects 2 features per sample, the data have 1");
+                    "dptrain::LogisticRegression: expects 2 features per sample, the data have 1");
 
   for (const Label bad : {2, -1}) {
     Vector<Label> y = p.y;
     y[2] = bad;
     CHECK_THROWS_AS(model.validate({p.x, y}), dptrain::invalid_argument);
-    CHECK_THROWS_WITH(model.validate({p.x, y}), "dptrain: LogisticRegression: label " + std::to_string(bad) +
+    CHECK_THROWS_WITH(model.validate({p.x, y}), "dptrain::LogisticRegression: label " + std::to_string(bad) +
                                                     " in row 2 is out of range, expected 0 <= label < 2");
   }
 }
 
 TEST_CASE("LogisticRegression: the constructor rejects fewer than one input", "[models]") {
   CHECK_THROWS_AS(LogisticRegression<float>(0), dptrain::invalid_argument);
-  CHECK_THROWS_WITH(LogisticRegression<double>(0), Catch::Contains("at least one input"));
+  CHECK_THROWS_WITH(LogisticRegression<double>(0),
+                    Catch::Contains("dptrain::LogisticRegression: inputs must be at least 1, got 0"));
 }
 
 TEMPLATE_TEST_CASE("LogisticRegression: predict is 1 exactly where the score is positive", "[models]", float, double) {

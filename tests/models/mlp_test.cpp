@@ -175,21 +175,24 @@ TEMPLATE_TEST_CASE("Mlp: validate names a wrong feature count and an out-of-rang
 
   const RowMatrix<TestType> wide = RowMatrix<TestType>::Zero(4, 5);
   CHECK_THROWS_AS(model.validate({wide, y}), dptrain::invalid_argument);
-  CHECK_THROWS_WITH(model.validate({wide, y}), "dptrain: Mlp expects 3 features per sample, the data have 5");
+  CHECK_THROWS_WITH(model.validate({wide, y}), "dptrain::Mlp: expects 3 features per sample, the data have 5");
 
   y[3] = 5;
   CHECK_THROWS_AS(model.validate({x, y}), dptrain::invalid_argument);
-  CHECK_THROWS_WITH(model.validate({x, y}), "dptrain: Mlp: label 5 in row 3 is out of range, expected 0 <= label < 5");
+  CHECK_THROWS_WITH(model.validate({x, y}), "dptrain::Mlp: label 5 in row 3 is out of range, expected 0 <= label < 5");
 }
 
 TEST_CASE("Mlp: the constructor rejects fewer than 2 widths, a zero width and fewer than 2 classes", "[models]") {
   CHECK_THROWS_AS(Mlp<float>({}), dptrain::invalid_argument);
-  CHECK_THROWS_WITH(Mlp<float>({784}), Catch::Contains("at least 2 widths") && Catch::Contains("got 1"));
+  CHECK_THROWS_WITH(Mlp<float>({784}),
+                    Catch::Contains("dptrain::Mlp: widths.size() must be at least 2") && Catch::Contains("got 1"));
   CHECK_THROWS_AS(Mlp<double>({784, 0, 10}), dptrain::invalid_argument);
-  CHECK_THROWS_WITH(Mlp<double>({784, 0, 10}), Catch::Contains("width 1 is 0"));
-  CHECK_THROWS_WITH(Mlp<double>({0, 10}), Catch::Contains("width 0 is 0"));
-  CHECK_THROWS_WITH(Mlp<double>({784, -4, 10}), Catch::Contains("width 1 is -4"));
-  CHECK_THROWS_WITH(Mlp<double>({784, 16, 1}), Catch::Contains("at least 2, got 1"));
+  CHECK_THROWS_WITH(Mlp<double>({784, 0, 10}),
+                    Catch::Contains("widths[1] must be at least 1") && Catch::Contains("got 0"));
+  CHECK_THROWS_WITH(Mlp<double>({0, 10}), Catch::Contains("widths[0] must be at least 1") && Catch::Contains("got 0"));
+  CHECK_THROWS_WITH(Mlp<double>({784, -4, 10}),
+                    Catch::Contains("widths[1] must be at least 1") && Catch::Contains("got -4"));
+  CHECK_THROWS_WITH(Mlp<double>({784, 16, 1}), Catch::Contains("the number of classes) must be at least 2, got 1"));
   CHECK_NOTHROW(Mlp<double>({1, 1, 2}));
 }
 

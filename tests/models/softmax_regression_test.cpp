@@ -213,12 +213,12 @@ TEMPLATE_TEST_CASE("SoftmaxRegression: validate names a wrong feature count and 
   const RowMatrix<TestType> narrow = RowMatrix<TestType>::Zero(3, 783);
   CHECK_THROWS_AS(model.validate({narrow, y}), dptrain::invalid_argument);
   CHECK_THROWS_WITH(model.validate({narrow, y}),
-                    "dptrain: SoftmaxRegression expects 784 features per sample, the data have 783");
+                    "dptrain::SoftmaxRegression: expects 784 features per sample, the data have 783");
 
   y[1] = 10;
   CHECK_THROWS_AS(model.validate({x, y}), dptrain::invalid_argument);
   CHECK_THROWS_WITH(model.validate({x, y}),
-                    "dptrain: SoftmaxRegression: label 10 in row 1 is out of range, expected 0 <= label < 10");
+                    "dptrain::SoftmaxRegression: label 10 in row 1 is out of range, expected 0 <= label < 10");
   y[1] = -7;
   CHECK_THROWS_WITH(model.validate({x, y}), Catch::Contains("label -7 in row 1"));
 }
@@ -226,7 +226,8 @@ TEMPLATE_TEST_CASE("SoftmaxRegression: validate names a wrong feature count and 
 TEST_CASE("SoftmaxRegression: the constructor rejects no inputs and fewer than 2 classes", "[models]") {
   CHECK_THROWS_AS(SoftmaxRegression<float>(0, 3), dptrain::invalid_argument);
   CHECK_THROWS_AS(SoftmaxRegression<double>(3, 1), dptrain::invalid_argument);
-  CHECK_THROWS_WITH(SoftmaxRegression<double>(3, 1), Catch::Contains("at least 2 classes, got 1"));
+  CHECK_THROWS_WITH(SoftmaxRegression<double>(3, 1),
+                    Catch::Contains("dptrain::SoftmaxRegression: classes must be at least 2, got 1"));
   CHECK_NOTHROW(SoftmaxRegression<double>(1, 2));
 }
 

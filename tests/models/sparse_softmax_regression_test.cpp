@@ -101,7 +101,7 @@ TEST_CASE("SparseSoftmaxRegression: validate names bad labels, feature counts an
   const SparseSoftmaxRegression<double> model(6, 3);
   model.validate(data.rows(0, 20));
   CHECK_THROWS_WITH(SparseSoftmaxRegression<double>(5, 3).validate(data.rows(0, 20)),
-                    Catch::Contains("SparseSoftmaxRegression expects 5 features per sample, the data have 6"));
+                    Catch::Contains("SparseSoftmaxRegression: expects 5 features per sample, the data have 6"));
   data.targets[9] = 3;
   CHECK_THROWS_WITH(model.validate(data.rows(0, 20)),
                     Catch::Contains("label 3 in row 9 is out of range, expected 0 <= label < 3"));

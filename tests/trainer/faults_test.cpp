@@ -159,8 +159,9 @@ TEST_CASE("DataParallelTrainer: bad options, hyperparameters and data are reject
   const auto fit = [&](dptrain::TrainerOptions o, dptrain::Sgd sgd = {}) {
     dptrain::DataParallelTrainer(o, sgd).fit(model, theta, data);
   };
-  CHECK_THROWS_WITH(fit({.threads = 0}), Contains("threads must be at least 1, got 0"));
-  CHECK_THROWS_WITH(fit({.batch_size = 0}), Contains("batch_size must be at least 1, got 0"));
+  CHECK_THROWS_WITH(fit({.threads = 0}), Contains("dptrain::DataParallelTrainer: threads must be at least 1, got 0"));
+  CHECK_THROWS_WITH(fit({.batch_size = 0}),
+                    Contains("dptrain::DataParallelTrainer: batch_size must be at least 1, got 0"));
   CHECK_THROWS_WITH(fit({.accumulation_steps = 0}), Contains("accumulation_steps"));
   CHECK_THROWS_WITH(fit({.clip_norm = -1}), Contains("clip_norm"));
   CHECK_THROWS_WITH(fit({}, {.lr = 0}), Contains("learning rate must be finite and positive, got 0"));

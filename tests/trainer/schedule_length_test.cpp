@@ -53,6 +53,20 @@ TEST_CASE("Schedules: a StepSchedule without step_size decays every step_epochs 
   CHECK(two[10] == 0.5);
 }
 
+TEST_CASE("Schedules: a LinearScalingSchedule scales to the run's minibatch", "[optimizers][trainer]") {
+  // batch_size 10: twice the base batch of 5.
+  for (const double lr : rates(dptrain::LinearScalingSchedule<>{.base_batch = 5})) CHECK(lr == 2.0);
+  // Composed: warm-up over an epoch, scaling, cosine over the run.
+  const std::vector<double> lr = rates(dptrain::WarmupSchedule<dptrain::LinearScalingSchedule<dptrain::CosineSchedule>>{
+      .warmup_epochs = 1, .after = {.base_batch = 20}});
+  REQUIRE(lr.size() == 15);
+  const dptrain::WarmupSchedule<dptrain::CosineSchedule> unscaled{.warmup_steps = 5, .after = {.total_steps = 15}};
+  for (Index step = 1; step <= 15; ++step)
+    CHECK(lr[static_cast<std::size_t>(step - 1)] == Approx(0.5 * unscaled.factor(step)).epsilon(1e-15));
+  CHECK_THROWS_WITH(dptrain::LinearScalingSchedule<>{}.validate(),
+                    Catch::Matchers::Contains("dptrain::LinearScalingSchedule: base_batch must be > 0"));
+}
+
 TEST_CASE("Schedules: a WarmupSchedule ramps over warmup_epochs and passes the run to its inner schedule",
           "[optimizers][trainer]") {
   const std::vector<double> lr = rates(dptrain::WarmupSchedule<dptrain::CosineSchedule>{.warmup_epochs = 1});

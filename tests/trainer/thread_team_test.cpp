@@ -64,7 +64,7 @@ TEST_CASE("ThreadTeam: a thread count runs f once on each of that many threads",
     CHECK(log.distinct_threads());
     for (const int seen : after_barrier) CHECK(seen == threads);
   }
-  CHECK_THROWS_WITH(dptrain::ThreadTeam(0), Catch::Contains("threads must be at least 1, got 0"));
+  CHECK_THROWS_WITH(dptrain::ThreadTeam(0), Catch::Contains("dptrain::ThreadTeam: threads must be at least 1, got 0"));
 }
 
 TEST_CASE("ThreadTeam: the first exception of any member is rethrown with its type", "[trainer][thread_team]") {

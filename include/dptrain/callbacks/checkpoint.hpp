@@ -48,9 +48,13 @@ class Checkpoint {
   /// @throws dptrain::invalid_argument for an empty path or negative intervals
   Checkpoint(const M& model, std::string path, CheckpointOptions options = {})
       : model_(model), path_(std::move(path)), options_(options) {
-    if (path_.empty()) throw invalid_argument("dptrain: Checkpoint: the path is empty");
-    if (options_.every_steps < 0 || options_.every_epochs < 0)
-      throw invalid_argument("dptrain: Checkpoint: every_steps and every_epochs must be >= 0 (0: off)");
+    if (path_.empty()) throw invalid_argument("dptrain::Checkpoint: the path is empty");
+    if (options_.every_steps < 0)
+      throw invalid_argument("dptrain::Checkpoint: every_steps must be >= 0 (0: off), got " +
+                             std::to_string(options_.every_steps));
+    if (options_.every_epochs < 0)
+      throw invalid_argument("dptrain::Checkpoint: every_epochs must be >= 0 (0: off), got " +
+                             std::to_string(options_.every_epochs));
   }
 
   void on_fit_begin(TrainContext<scalar_type>&) { last_step_ = -1; }

@@ -110,10 +110,10 @@ class EarlyStopping {
  private:
   void validate() const {
     if (options_.patience < 1)
-      throw invalid_argument("dptrain: EarlyStopping: patience must be at least 1, got " +
+      throw invalid_argument("dptrain::EarlyStopping: patience must be at least 1, got " +
                              std::to_string(options_.patience));
     if (!std::isfinite(options_.min_delta) || options_.min_delta < 0)
-      throw invalid_argument("dptrain: EarlyStopping: min_delta must be finite and >= 0, got " +
+      throw invalid_argument("dptrain::EarlyStopping: min_delta must be finite and >= 0, got " +
                              std::to_string(options_.min_delta));
   }
 
@@ -121,7 +121,7 @@ class EarlyStopping {
   double metric(const TrainContext<Scalar>& ctx) const {
     if (history_ == nullptr) return ctx.loss;
     if (static_cast<Index>(history_->size()) != ctx.report.epochs)
-      throw error("dptrain: EarlyStopping: the Evaluate callback has " + std::to_string(history_->size()) +
+      throw error("dptrain::EarlyStopping: the Evaluate callback has " + std::to_string(history_->size()) +
                   " values at the end of epoch " + std::to_string(ctx.epoch) +
                   "; pass it to fit() before EarlyStopping");
     return history_->back();

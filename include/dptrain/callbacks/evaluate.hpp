@@ -68,7 +68,7 @@ class Evaluate {
     if (options_.metric == EvaluationMetric::automatic)
       options_.metric = classifier ? EvaluationMetric::accuracy : EvaluationMetric::mean_loss;
     if (options_.metric == EvaluationMetric::accuracy && !classifier)
-      throw invalid_argument("dptrain: Evaluate: accuracy needs a model with predict() and integer labels");
+      throw invalid_argument("dptrain::Evaluate: accuracy needs a model with predict() and integer labels");
   }
 
   /// Clears the history: each fit() starts a new one.

@@ -113,7 +113,7 @@ class MetricsLog {
       before = now;
     }
     if (validation_ != nullptr && static_cast<Index>(validation_->size()) != ctx.report.epochs)
-      throw error("dptrain: MetricsLog: the Evaluate callback has " + std::to_string(validation_->size()) +
+      throw error("dptrain::MetricsLog: the Evaluate callback has " + std::to_string(validation_->size()) +
                   " values at the end of epoch " + std::to_string(ctx.epoch) + "; pass it to fit() before MetricsLog");
 
     const bool json = options_.format == LogFormat::json_lines;

@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: MIT
 // The exceptions dptrain throws: bad arguments, non-finite training, runtime failures.
+//
+// Every message has one form, "dptrain::<Owner>: <what> must ..., got ...", where <Owner> is the
+// class or function that made the check, e.g. "dptrain::DataParallelTrainer: batch_size must be
+// at least 1, got 0"; a sentence of another kind keeps the same "dptrain::<Owner>: " prefix.
 #pragma once
 
 #include <stdexcept>
@@ -22,15 +26,17 @@ class error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Input that cannot be read: the message names the file, the line or byte offset, and what was
-/// expected there.
+/// Input that cannot be read: the message names the reader, the file, the line or byte offset,
+/// and what was expected there: "dptrain::read_csv: x.csv, line 3, column 2: expected a number, found \"abc\"".
 class parse_error : public error {
  public:
+  /// @param owner    the function that reads the file, e.g. "dptrain::read_csv"
   /// @param file     the file's path
   /// @param location where in the file, e.g. "line 17" or "byte 16"
   /// @param problem  what was expected and what was found
-  parse_error(const std::string& file, const std::string& location, const std::string& problem)
-      : error("dptrain: " + file + ", " + location + ": " + problem), file_(file), location_(location) {}
+  parse_error(const std::string& owner, const std::string& file, const std::string& location,
+              const std::string& problem)
+      : error(owner + ": " + file + ", " + location + ": " + problem), file_(file), location_(location) {}
   [[nodiscard]] const std::string& file() const noexcept { return file_; }
   [[nodiscard]] const std::string& location() const noexcept { return location_; }
 

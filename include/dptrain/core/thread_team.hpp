@@ -46,7 +46,8 @@ class ThreadTeam {
    * @throws dptrain::invalid_argument for threads < 1
    */
   ThreadTeam(Index threads = default_threads()) : threads_(threads) {
-    if (threads < 1) throw invalid_argument("dptrain: threads must be at least 1, got " + std::to_string(threads));
+    if (threads < 1)
+      throw invalid_argument("dptrain::ThreadTeam: threads must be at least 1, got " + std::to_string(threads));
   }
 
   /// A team of `threads` threads that already run: run() calls `dispatch(owner, task, &f)`.

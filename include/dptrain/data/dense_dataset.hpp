@@ -45,8 +45,8 @@ struct DenseDataset {
   /// @throws dptrain::invalid_argument when rows and targets disagree in number.
   void validate() const {
     if (features.rows() != targets.size())
-      throw invalid_argument("dptrain: data set has " + std::to_string(features.rows()) + " feature rows but " +
-                             std::to_string(targets.size()) + " targets");
+      throw invalid_argument("dptrain::DenseDataset: the data set has " + std::to_string(features.rows()) +
+                             " feature rows but " + std::to_string(targets.size()) + " targets");
   }
 
   /// Rows [begin, begin + count) as a view: no copy.

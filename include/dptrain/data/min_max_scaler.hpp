@@ -40,14 +40,14 @@ class MinMaxScaler {
    */
   [[nodiscard]] static MinMaxScaler fit(const RowMatrix<Scalar>& features) {
     const Index n = features.rows(), d = features.cols();
-    if (n == 0) throw invalid_argument("dptrain: MinMaxScaler::fit needs at least one row");
+    if (n == 0) throw invalid_argument("dptrain::MinMaxScaler::fit: features must have at least 1 row, got 0");
     Vector<double> low(d), high(d);
     for (Index j = 0; j < d; ++j) low[j] = high[j] = static_cast<double>(features(0, j));
     for (Index i = 0; i < n; ++i) {
       for (Index j = 0; j < d; ++j) {
         const auto x = static_cast<double>(features(i, j));
         if (!std::isfinite(x))
-          throw invalid_argument("dptrain: MinMaxScaler::fit: the value in row " + std::to_string(i) + ", column " +
+          throw invalid_argument("dptrain::MinMaxScaler::fit: the value in row " + std::to_string(i) + ", column " +
                                  std::to_string(j) + " is not finite");
         low[j] = std::min(low[j], x);
         high[j] = std::max(high[j], x);
@@ -66,7 +66,7 @@ class MinMaxScaler {
    */
   void transform(RowMatrix<Scalar>& features) const {
     if (features.cols() != min_.size())
-      throw invalid_argument("dptrain: MinMaxScaler::transform: fitted on " + std::to_string(min_.size()) +
+      throw invalid_argument("dptrain::MinMaxScaler::transform: fitted on " + std::to_string(min_.size()) +
                              " columns, got " + std::to_string(features.cols()));
     for (Index i = 0; i < features.rows(); ++i)
       for (Index j = 0; j < features.cols(); ++j)

@@ -64,10 +64,10 @@ struct SparseDataset {
   /// is not compressed.
   void validate() const {
     if (features.rows() != targets.size())
-      throw invalid_argument("dptrain: data set has " + std::to_string(features.rows()) + " feature rows but " +
-                             std::to_string(targets.size()) + " targets");
+      throw invalid_argument("dptrain::SparseDataset: the data set has " + std::to_string(features.rows()) +
+                             " feature rows but " + std::to_string(targets.size()) + " targets");
     if (!features.isCompressed())
-      throw invalid_argument("dptrain: SparseDataset needs compressed features; call features.makeCompressed()");
+      throw invalid_argument("dptrain::SparseDataset: features must be compressed; call features.makeCompressed()");
   }
 
   /// Rows [begin, begin + count) as a view of the data set's own arrays: no copy.
@@ -85,7 +85,7 @@ struct SparseDataset {
    */
   [[nodiscard]] Buffer make_buffer(Index max_rows) const {
     if (max_rows < 0)
-      throw invalid_argument("dptrain: SparseDataset::make_buffer: max_rows must be >= 0, got " +
+      throw invalid_argument("dptrain::SparseDataset::make_buffer: max_rows must be >= 0, got " +
                              std::to_string(max_rows));
     const Index rows = std::min(max_rows, size());
     std::vector<Index> counts(static_cast<std::size_t>(size()));
@@ -109,13 +109,13 @@ struct SparseDataset {
   [[nodiscard]] batch_type gather(std::span<const Index> rows, Buffer& buffer) const {
     const auto count = static_cast<Index>(rows.size());
     if (count + 1 > static_cast<Index>(buffer.outer.size()))
-      throw invalid_argument("dptrain: SparseDataset::gather: " + std::to_string(count) +
+      throw invalid_argument("dptrain::SparseDataset::gather: got " + std::to_string(count) +
                              " rows, the buffer was made for " + std::to_string(buffer.outer.size() - 1));
     const Index* outer = features.outerIndexPtr();
     Index total = 0;
     for (const Index r : rows) total += outer[r + 1] - outer[r];
     if (total > static_cast<Index>(buffer.inner.size()))
-      throw invalid_argument("dptrain: SparseDataset::gather: the rows have " + std::to_string(total) +
+      throw invalid_argument("dptrain::SparseDataset::gather: the rows have " + std::to_string(total) +
                              " non-zeros, the buffer holds " + std::to_string(buffer.inner.size()));
     const Index* inner = features.innerIndexPtr();
     const Scalar* values = features.valuePtr();

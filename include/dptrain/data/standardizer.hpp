@@ -42,7 +42,7 @@ class Standardizer {
    */
   [[nodiscard]] static Standardizer fit(const RowMatrix<Scalar>& features) {
     const Index n = features.rows(), d = features.cols();
-    if (n == 0) throw invalid_argument("dptrain: Standardizer::fit needs at least one row");
+    if (n == 0) throw invalid_argument("dptrain::Standardizer::fit: features must have at least 1 row, got 0");
     Vector<double> mean = Vector<double>::Zero(d), scale = Vector<double>::Zero(d);
     Vector<double> low(d), high(d);
     for (Index j = 0; j < d; ++j) low[j] = high[j] = static_cast<double>(features(0, j));
@@ -50,7 +50,7 @@ class Standardizer {
       for (Index j = 0; j < d; ++j) {
         const auto x = static_cast<double>(features(i, j));
         if (!std::isfinite(x))
-          throw invalid_argument("dptrain: Standardizer::fit: the value in row " + std::to_string(i) + ", column " +
+          throw invalid_argument("dptrain::Standardizer::fit: the value in row " + std::to_string(i) + ", column " +
                                  std::to_string(j) + " is not finite");
         mean[j] += x;
         low[j] = std::min(low[j], x);
@@ -84,7 +84,7 @@ class Standardizer {
    */
   void transform(RowMatrix<Scalar>& features) const {
     if (features.cols() != mean_.size())
-      throw invalid_argument("dptrain: Standardizer::transform: fitted on " + std::to_string(mean_.size()) +
+      throw invalid_argument("dptrain::Standardizer::transform: fitted on " + std::to_string(mean_.size()) +
                              " columns, got " + std::to_string(features.cols()));
     for (Index i = 0; i < features.rows(); ++i)
       for (Index j = 0; j < features.cols(); ++j)

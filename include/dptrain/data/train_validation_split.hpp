@@ -74,13 +74,13 @@ template <class S, class T>
                                                                                        std::uint64_t seed) {
   data.validate();
   if (!(validation_fraction > 0.0 && validation_fraction < 1.0))
-    throw invalid_argument("dptrain: train_validation_split needs a validation fraction in (0, 1), got " +
+    throw invalid_argument("dptrain::train_validation_split: validation_fraction must be in (0, 1), got " +
                            std::to_string(validation_fraction));
   const Index n = data.size();
   const auto validation = static_cast<Index>(std::llround(validation_fraction * static_cast<double>(n)));
   if (validation == 0 || validation == n)
-    throw invalid_argument("dptrain: train_validation_split of " + std::to_string(n) + " rows with fraction " +
-                           std::to_string(validation_fraction) + " leaves the " +
+    throw invalid_argument("dptrain::train_validation_split: " + std::to_string(n) + " rows with fraction " +
+                           std::to_string(validation_fraction) + " leave the " +
                            (validation == 0 ? "validation" : "training") + " set empty");
 
   std::vector<Index> order(static_cast<std::size_t>(n));

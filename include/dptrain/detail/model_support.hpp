@@ -29,32 +29,32 @@ namespace dptrain::detail::models {
   return text;
 }
 
-/// Throws unless `value` ≥ 1: "dptrain: <model> needs at least one <what>, got <value>".
+/// Throws unless `value` ≥ 1: "dptrain::<model>: <what> must be at least 1, got <value>".
 inline void require_positive(const char* model, const char* what, Index value) {
   if (value < 1)
-    throw invalid_argument(std::string("dptrain: ") + model + " needs at least one " + what + ", got " +
+    throw invalid_argument(std::string("dptrain::") + model + ": " + what + " must be at least 1, got " +
                            std::to_string(value));
 }
 
 /// Throws if `max_rows` < 0 (0 is allowed: a workspace for empty batches only).
 inline void check_max_rows(const char* model, Index max_rows) {
   if (max_rows < 0)
-    throw invalid_argument(std::string("dptrain: ") + model + "::make_workspace: max_rows must be >= 0, got " +
+    throw invalid_argument(std::string("dptrain::") + model + "::make_workspace: max_rows must be >= 0, got " +
                            std::to_string(max_rows));
 }
 
 /// Throws unless the data have `expected` features per sample.
 inline void check_feature_count(const char* model, Index expected, Index actual) {
   if (actual != expected)
-    throw invalid_argument(std::string("dptrain: ") + model + " expects " + std::to_string(expected) +
+    throw invalid_argument(std::string("dptrain::") + model + ": expects " + std::to_string(expected) +
                            " features per sample, the data have " + std::to_string(actual));
 }
 
 /// Throws unless there is one target per feature row.
 inline void check_target_count(const char* model, Index rows, Index targets) {
   if (rows != targets)
-    throw invalid_argument(std::string("dptrain: ") + model + " got " + std::to_string(rows) + " feature rows but " +
-                           std::to_string(targets) + " targets");
+    throw invalid_argument(std::string("dptrain::") + model + ": the data have " + std::to_string(rows) +
+                           " feature rows but " + std::to_string(targets) + " targets");
 }
 
 /// Throws at the first non-finite feature, naming its row and column.
@@ -66,7 +66,7 @@ void check_finite_features(const char* model, const Eigen::Ref<const RowMatrix<S
   for (Index i = 0; i < features.rows(); ++i)
     for (Index j = 0; j < features.cols(); ++j)
       if (!std::isfinite(features(i, j)))
-        throw invalid_argument(std::string("dptrain: ") + model + ": feature " + std::to_string(j) + " of row " +
+        throw invalid_argument(std::string("dptrain::") + model + ": feature " + std::to_string(j) + " of row " +
                                std::to_string(i) + " is not finite (" +
                                model_value_text(static_cast<double>(features(i, j))) + ")");
 }
@@ -76,7 +76,7 @@ template <class Scalar>
 void check_finite_targets(const char* model, const Eigen::Ref<const Vector<Scalar>>& targets) {
   for (Index i = 0; i < targets.size(); ++i)
     if (!std::isfinite(targets[i]))
-      throw invalid_argument(std::string("dptrain: ") + model + ": target " +
+      throw invalid_argument(std::string("dptrain::") + model + ": target " +
                              model_value_text(static_cast<double>(targets[i])) + " in row " + std::to_string(i) +
                              " is not finite");
 }
@@ -85,7 +85,7 @@ void check_finite_targets(const char* model, const Eigen::Ref<const Vector<Scala
 inline void check_labels(const char* model, const Eigen::Ref<const Vector<Label>>& labels, Index classes) {
   for (Index i = 0; i < labels.size(); ++i)
     if (labels[i] < 0 || labels[i] >= classes)
-      throw invalid_argument(std::string("dptrain: ") + model + ": label " + std::to_string(labels[i]) + " in row " +
+      throw invalid_argument(std::string("dptrain::") + model + ": label " + std::to_string(labels[i]) + " in row " +
                              std::to_string(i) + " is out of range, expected 0 <= label < " + std::to_string(classes));
 }
 
@@ -97,16 +97,16 @@ inline void check_labels(const char* model, const Eigen::Ref<const Vector<Label>
 inline void check_call(const char* model, Index parameters, Index theta_size, Index grad_size, Index inputs, Index rows,
                        Index cols, Index targets, Index capacity) {
   if (theta_size != parameters)
-    throw invalid_argument(std::string("dptrain: ") + model + " has " + std::to_string(parameters) +
+    throw invalid_argument(std::string("dptrain::") + model + ": the model has " + std::to_string(parameters) +
                            " parameters, theta has " + std::to_string(theta_size));
   if (grad_size != parameters)
-    throw invalid_argument(std::string("dptrain: ") + model + " has " + std::to_string(parameters) +
+    throw invalid_argument(std::string("dptrain::") + model + ": the model has " + std::to_string(parameters) +
                            " parameters, the gradient has " + std::to_string(grad_size));
   if (rows == 0) return;
   check_feature_count(model, inputs, cols);
   check_target_count(model, rows, targets);
   if (rows > capacity)
-    throw invalid_argument(std::string("dptrain: ") + model + ": the batch has " + std::to_string(rows) +
+    throw invalid_argument(std::string("dptrain::") + model + ": the batch has " + std::to_string(rows) +
                            " rows, the workspace was made for at most " + std::to_string(capacity) +
                            " (make_workspace(max_rows))");
 }
@@ -114,7 +114,7 @@ inline void check_call(const char* model, Index parameters, Index theta_size, In
 /// Throws unless predict()'s output has one entry per row of the batch.
 inline void check_prediction_size(const char* model, Index rows, Index out) {
   if (rows != out)
-    throw invalid_argument(std::string("dptrain: ") + model + "::predict: the batch has " + std::to_string(rows) +
+    throw invalid_argument(std::string("dptrain::") + model + "::predict: the batch has " + std::to_string(rows) +
                            " rows but the output has " + std::to_string(out) + " entries");
 }
 

@@ -21,7 +21,7 @@ void check_finite_features(const char* model, const Eigen::Map<const SparseRowMa
   for (Index r = 0; r < x.rows(); ++r)
     for (Index k = outer[r]; k < outer[r + 1]; ++k)
       if (!std::isfinite(values[k]))
-        throw invalid_argument(std::string("dptrain: ") + model + ": feature " + std::to_string(inner[k]) + " of row " +
+        throw invalid_argument(std::string("dptrain::") + model + ": feature " + std::to_string(inner[k]) + " of row " +
                                std::to_string(r) + " is not finite (" +
                                models::model_value_text(static_cast<double>(values[k])) + ")");
 }

@@ -39,7 +39,7 @@ requires std::integral<typename M::target_type>
                               const ThreadTeam& team = {}) {
   using Target = typename M::target_type;
   const Index n = data.size();
-  if (n == 0) throw invalid_argument("dptrain: accuracy: the data set is empty");
+  if (n == 0) throw invalid_argument("dptrain::accuracy: the data set is empty");
   const detail::evaluation::Chunking chunks = detail::evaluation::chunking(n);
   std::vector<Index> correct(static_cast<std::size_t>(chunks.count), 0);
   detail::evaluation::for_each_chunk<true>(

@@ -45,7 +45,7 @@ requires std::integral<typename M::target_type>
                                            Index classes, const ThreadTeam& team = {}) {
   using Target = typename M::target_type;
   if (classes < 1)
-    throw invalid_argument("dptrain: confusion_matrix: classes must be at least 1, got " + std::to_string(classes));
+    throw invalid_argument("dptrain::confusion_matrix: classes must be at least 1, got " + std::to_string(classes));
   const detail::evaluation::Chunking chunks = detail::evaluation::chunking(data.size());
   std::vector<CountMatrix> partial(static_cast<std::size_t>(team.size()), CountMatrix::Zero(classes, classes));
   detail::evaluation::for_each_chunk<true>(
@@ -57,7 +57,7 @@ requires std::integral<typename M::target_type>
           const auto truth = static_cast<Index>(batch.targets[i]);
           const auto predicted = static_cast<Index>(out[i]);
           if (truth < 0 || truth >= classes || predicted < 0 || predicted >= classes)
-            throw invalid_argument("dptrain: confusion_matrix: row " + std::to_string(chunk * chunks.rows + i) +
+            throw invalid_argument("dptrain::confusion_matrix: row " + std::to_string(chunk * chunks.rows + i) +
                                    (truth < 0 || truth >= classes
                                         ? " has label " + std::to_string(truth)
                                         : " is predicted as class " + std::to_string(predicted)) +

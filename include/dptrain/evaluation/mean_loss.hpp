@@ -36,7 +36,7 @@ template <Model M, class D>
                                const ThreadTeam& team = {}) {
   using Target = typename M::target_type;
   const Index n = data.size();
-  if (n == 0) throw invalid_argument("dptrain: mean_loss: the data set is empty");
+  if (n == 0) throw invalid_argument("dptrain::mean_loss: the data set is empty");
   const detail::evaluation::Chunking chunks = detail::evaluation::chunking(n);
   std::vector<double> sums(static_cast<std::size_t>(chunks.count), 0.0);
   detail::evaluation::for_each_chunk<false>(

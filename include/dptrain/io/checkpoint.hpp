@@ -106,7 +106,9 @@ class Reader {
   bool flag(const char* what) {
     const std::size_t at = at_;
     const auto value = integer<std::uint8_t>(what);
-    if (value > 1) throw parse_error(path_, "byte " + std::to_string(at), std::string("expected ") + what);
+    if (value > 1)
+      throw parse_error("dptrain::load_checkpoint", path_, "byte " + std::to_string(at),
+                        std::string("expected ") + what);
     return value == 1;
   }
   void skip(std::size_t count) {
@@ -119,7 +121,7 @@ class Reader {
  private:
   void need(std::size_t count, const char* what) const {
     if (count > end_ - at_)
-      throw parse_error(path_, "byte " + std::to_string(at_),
+      throw parse_error("dptrain::load_checkpoint", path_, "byte " + std::to_string(at_),
                         std::string("expected ") + what + " (" + std::to_string(count) + " bytes), but only " +
                             std::to_string(end_ - at_) + " bytes are left: the file is truncated");
   }
@@ -141,7 +143,7 @@ class Reader {
 }
 
 [[noreturn]] inline void fail_system(const std::string& what, const std::string& path) {
-  throw error("dptrain: " + what + " " + path + ": " + std::generic_category().message(errno));
+  throw error("dptrain::save_checkpoint: " + what + " " + path + ": " + std::generic_category().message(errno));
 }
 
 // Writes `bytes` to `path` so that a crash at any moment leaves either the old file or the new
@@ -187,9 +189,9 @@ inline void write_atomically(const std::string& path, const std::vector<unsigned
 
 [[nodiscard]] inline std::vector<unsigned char> read_whole_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw error("dptrain: cannot open checkpoint " + path);
+  if (!in) throw error("dptrain::load_checkpoint: cannot open checkpoint " + path);
   std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw error("dptrain: cannot read checkpoint " + path);
+  if (in.bad()) throw error("dptrain::load_checkpoint: cannot read checkpoint " + path);
   return bytes;
 }
 
@@ -247,11 +249,11 @@ void save_checkpoint(const std::string& path, const M& model, ConstVectorRef<typ
   using Scalar = typename M::scalar_type;
   const Index n = model.num_parameters();
   if (theta.size() != n)
-    throw invalid_argument("dptrain: save_checkpoint: theta has " + std::to_string(theta.size()) +
+    throw invalid_argument("dptrain::save_checkpoint: theta has " + std::to_string(theta.size()) +
                            " values but the model has " + std::to_string(n) + " parameters");
   for (const AlignedBuffer<Scalar>& buffer : state.optimizer_state)
     if (buffer.size() != n)
-      throw invalid_argument("dptrain: save_checkpoint: an optimizer buffer has " + std::to_string(buffer.size()) +
+      throw invalid_argument("dptrain::save_checkpoint: an optimizer buffer has " + std::to_string(buffer.size()) +
                              " values but the model has " + std::to_string(n) + " parameters");
   detail::checkpoint::write_atomically(path, detail::checkpoint::encode(model, theta, state));
 }
@@ -276,11 +278,11 @@ template <Model M>
   using Scalar = typename M::scalar_type;
   const Index n = model.num_parameters();
   if (theta.size() != n)
-    throw invalid_argument("dptrain: load_checkpoint: theta has " + std::to_string(theta.size()) +
+    throw invalid_argument("dptrain::load_checkpoint: theta has " + std::to_string(theta.size()) +
                            " values but the model has " + std::to_string(n) + " parameters");
   const std::vector<unsigned char> bytes = detail::checkpoint::read_whole_file(path);
   const auto fail = [&](std::size_t at, const std::string& problem) {
-    throw parse_error(path, "byte " + std::to_string(at), problem);
+    throw parse_error("dptrain::load_checkpoint", path, "byte " + std::to_string(at), problem);
   };
 
   // Magic, version, checksum: in this order, so that another kind of file, another format and a

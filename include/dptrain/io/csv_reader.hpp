@@ -78,7 +78,9 @@ inline void split(std::string_view line, char delimiter, std::vector<std::string
 [[nodiscard]] inline std::string read_file(const std::string& path) {
   errno = 0;
   const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) throw parse_error(path, "line 1", "cannot open the file: " + std::generic_category().message(errno));
+  if (!file)
+    throw parse_error("dptrain::read_csv", path, "line 1",
+                      "cannot open the file: " + std::generic_category().message(errno));
   std::string text;
   char block[1 << 16];
   for (;;) {
@@ -87,7 +89,8 @@ inline void split(std::string_view line, char delimiter, std::vector<std::string
     if (got < sizeof block) break;
   }
   if (std::ferror(file.get()))
-    throw parse_error(path, "line 1", "cannot read the file: " + std::generic_category().message(errno));
+    throw parse_error("dptrain::read_csv", path, "line 1",
+                      "cannot read the file: " + std::generic_category().message(errno));
   return text;
 }
 
@@ -170,12 +173,13 @@ template <class Scalar, class Target = Scalar>
   static_assert(std::is_floating_point_v<Target> || (std::is_integral_v<Target> && !std::is_same_v<Target, bool>),
                 "dptrain: read_csv needs a floating-point or integer Target");
   if (!options.label_column.empty() && !options.header)
-    throw invalid_argument("dptrain: CsvOptions::label_column needs header = true");
+    throw invalid_argument("dptrain::read_csv: CsvOptions::label_column needs header = true");
   if (!options.label_column.empty() && options.label_index != -1)
-    throw invalid_argument("dptrain: set CsvOptions::label_column or label_index, not both");
+    throw invalid_argument("dptrain::read_csv: set CsvOptions::label_column or label_index, not both");
   if (options.label_index < -1)
-    throw invalid_argument("dptrain: CsvOptions::label_index must be -1 (the last column) or a column index, not " +
-                           std::to_string(options.label_index));
+    throw invalid_argument(
+        "dptrain::read_csv: CsvOptions::label_index must be -1 (the last column) or a column index, got " +
+        std::to_string(options.label_index));
 
   const std::string text = detail::csv::read_file(path);
   const std::string_view all(text);
@@ -202,14 +206,14 @@ template <class Scalar, class Target = Scalar>
     if (columns < 0) {  // the first non-blank line fixes the number of columns and the label
       columns = found;
       if (columns < 2)
-        throw parse_error(path, "line " + std::to_string(line_number),
+        throw parse_error("dptrain::read_csv", path, "line " + std::to_string(line_number),
                           "expected at least 2 fields (features and a label), found 1");
       if (!options.label_column.empty()) {
         for (Index c = 0; c < columns; ++c) {
           if (fields[static_cast<std::size_t>(c)] != options.label_column) continue;
           if (label >= 0)
             throw parse_error(
-                path, location(static_cast<std::size_t>(c)),
+                "dptrain::read_csv", path, location(static_cast<std::size_t>(c)),
                 "the label column name " + detail::csv::quote(options.label_column) + " appears twice in the header");
           label = c;
         }
@@ -217,20 +221,20 @@ template <class Scalar, class Target = Scalar>
           std::string names;
           for (const std::string_view name : fields) names += (names.empty() ? "" : ", ") + detail::csv::quote(name);
           throw parse_error(
-              path, "line " + std::to_string(line_number),
+              "dptrain::read_csv", path, "line " + std::to_string(line_number),
               "expected a column named " + detail::csv::quote(options.label_column) + " in the header, found " + names);
         }
       } else if (options.label_index == -1) {
         label = columns - 1;
       } else if (options.label_index >= columns) {
-        throw parse_error(path, "line " + std::to_string(line_number),
+        throw parse_error("dptrain::read_csv", path, "line " + std::to_string(line_number),
                           "expected at least " + std::to_string(options.label_index + 1) + " columns for label_index " +
                               std::to_string(options.label_index) + ", found " + std::to_string(columns));
       } else {
         label = options.label_index;
       }
     } else if (found != columns) {
-      throw parse_error(path, "line " + std::to_string(line_number),
+      throw parse_error("dptrain::read_csv", path, "line " + std::to_string(line_number),
                         "expected " + std::to_string(columns) + " fields, found " + std::to_string(found));
     }
     if (header_pending) {
@@ -253,16 +257,17 @@ template <class Scalar, class Target = Scalar>
         problem = detail::csv::parse_real(field, value);
         features.push_back(value);
       }
-      if (!problem.empty()) throw parse_error(path, location(static_cast<std::size_t>(c)), problem);
+      if (!problem.empty())
+        throw parse_error("dptrain::read_csv", path, location(static_cast<std::size_t>(c)), problem);
     }
   }
 
   if (columns < 0)
     throw parse_error(
-        path, "line 1",
+        "dptrain::read_csv", path, "line 1",
         options.header ? "empty file: expected a header line and data rows" : "empty file: expected data rows");
   if (targets.empty())
-    throw parse_error(path, "line " + std::to_string(line_number + 1),
+    throw parse_error("dptrain::read_csv", path, "line " + std::to_string(line_number + 1),
                       "expected data rows after the header, found none");
 
   const auto rows = static_cast<Index>(targets.size());

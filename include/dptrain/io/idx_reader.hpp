@@ -47,14 +47,15 @@ inline constexpr std::uint32_t labels_magic = 0x00000801;  // unsigned bytes, 1 
 
 // One IDX file opened through zlib: gzread decompresses a gzip stream (magic 1f 8b) and copies
 // any other file through unchanged, reading large requests straight into the caller's buffer.
+// `owner` is the reader that opened it ("dptrain::read_idx_images"), for its error messages.
 class Input {
  public:
-  explicit Input(const std::string& path) : path_(path) {
+  Input(const std::string& path, const char* owner) : path_(path), owner_(owner) {
     errno = 0;
     file_ = gzopen(path.c_str(), "rb");
     if (file_ == nullptr) {
       const int code = errno;
-      throw parse_error(path_, "byte 0",
+      throw parse_error(owner_, path_, "byte 0",
                         "cannot open the file: " +
                             (code != 0 ? std::generic_category().message(code) : std::string("out of memory")));
     }
@@ -99,7 +100,7 @@ class Input {
     const std::uint64_t at = offset_;
     const std::size_t got = read(b, 4);
     if (got < 4) {
-      throw parse_error(path_, where(at),
+      throw parse_error(owner_, path_, where(at),
                         std::string("expected the ") + what +
                             " (4 bytes, big-endian) in the IDX header, file ends after " + std::to_string(at + got) +
                             " bytes");
@@ -122,7 +123,7 @@ class Input {
       const std::size_t got = read(bytes.data() + before, request);
       if (got < request) {
         const std::uint64_t have = before + got;
-        throw parse_error(path_, where(start + have),
+        throw parse_error(owner_, path_, where(start + have),
                           "expected " + std::to_string(count) + " bytes of " + what + " starting at byte " +
                               std::to_string(start) + ", file ends after " + std::to_string(have) + " of them");
       }
@@ -137,24 +138,26 @@ class Input {
     const std::uint64_t at = offset_;
     if (read(&extra, 1) != 0) {
       throw parse_error(
-          path_, where(at),
+          owner_, path_, where(at),
           "expected the end of the file after " + std::to_string(at) + " bytes (header and data), found more bytes");
     }
     // All data came out, but without the gzip trailer its CRC-32 was never checked.
     if (cut_short_)
-      throw parse_error(path_, where(at), "the gzip data is cut short: its CRC-32 and length trailer are missing");
+      throw parse_error(owner_, path_, where(at),
+                        "the gzip data is cut short: its CRC-32 and length trailer are missing");
   }
 
   void expect_magic(std::uint32_t expected, const char* kind) {
     const std::uint32_t found = read_u32("magic number");
     if (found != expected) {
       throw parse_error(
-          path_, "byte 0",
+          owner_, path_, "byte 0",
           "expected the magic number " + hex(expected) + " (IDX " + kind + "), found " + describe_magic(found));
     }
   }
 
   [[nodiscard]] std::uint64_t offset() const noexcept { return offset_; }
+  [[nodiscard]] const char* owner() const noexcept { return owner_; }
 
  private:
   [[noreturn]] void fail() const {
@@ -162,11 +165,12 @@ class Input {
     const char* message = gzerror(file_, &code);
     std::string text = message != nullptr ? message : "";
     if (code == Z_ERRNO) text = std::generic_category().message(errno);
-    throw parse_error(path_, where(offset_),
+    throw parse_error(owner_, path_, where(offset_),
                       std::string(compressed_ ? "cannot decompress the gzip data: " : "cannot read the file: ") + text);
   }
 
   std::string path_;
+  const char* owner_;
   gzFile file_ = nullptr;
   bool compressed_ = false;
   bool cut_short_ = false;  // the gzip stream ended before its trailer
@@ -177,7 +181,7 @@ class Input {
                                                  std::uint64_t per_item) {
   constexpr auto limit = static_cast<std::uint64_t>(std::numeric_limits<Index>::max() / 8);
   if (per_item > limit || (per_item != 0 && n > limit / per_item))
-    throw parse_error(path, in.where(4),
+    throw parse_error(in.owner(), path, in.where(4),
                       "the header's dimensions are too large to load (" + std::to_string(n) + " × " +
                           std::to_string(per_item) + " elements)");
   return n * per_item;
@@ -189,7 +193,7 @@ struct Images {
 };
 
 [[nodiscard]] inline Images read_images_bytes(const std::string& path) {
-  Input in(path);
+  Input in(path, "dptrain::read_idx_images");
   in.expect_magic(images_magic, "images: unsigned bytes, 3 dimensions");
   const std::uint32_t n = in.read_u32("image count");
   const std::uint64_t at_rows = in.offset();
@@ -197,7 +201,7 @@ struct Images {
   const std::uint32_t cols = in.read_u32("column count");
   if (rows == 0 || cols == 0)
     throw parse_error(
-        path, in.where(at_rows),
+        in.owner(), path, in.where(at_rows),
         "expected images of at least 1 × 1 pixels, found " + std::to_string(rows) + " × " + std::to_string(cols));
   const std::uint64_t per_image = std::uint64_t{rows} * cols;
   const std::uint64_t total = checked_count(in, path, n, per_image);
@@ -264,7 +268,7 @@ template <class Scalar>
  * @endcode
  */
 [[nodiscard]] inline Vector<Label> read_idx_labels(const std::string& path) {
-  detail::idx::Input in(path);
+  detail::idx::Input in(path, "dptrain::read_idx_labels");
   in.expect_magic(detail::idx::labels_magic, "labels: unsigned bytes, 1 dimension");
   const std::uint32_t n = in.read_u32("label count");
   const std::vector<unsigned char> bytes = in.read_data(n, "labels");
@@ -294,7 +298,7 @@ template <class Scalar>
 [[nodiscard]] DenseDataset<Scalar, Label> read_idx(const std::string& images, const std::string& labels) {
   DenseDataset<Scalar, Label> data{read_idx_images<Scalar>(images), read_idx_labels(labels)};
   if (data.features.rows() != data.targets.size()) {
-    throw parse_error(labels, "byte 4",
+    throw parse_error("dptrain::read_idx", labels, "byte 4",
                       "expected " + std::to_string(data.features.rows()) + " labels, one per image in " + images +
                           ", found " + std::to_string(data.targets.size()));
   }

@@ -139,17 +139,17 @@ template <class Scalar, class Target = Scalar>
   static_assert(std::is_arithmetic_v<Target>, "dptrain: read_libsvm: Target must be a number type (Scalar or Label)");
   using detail::libsvm::number_text;
   if (options.features < 0)
-    throw invalid_argument("dptrain: read_libsvm: options.features must be >= 0, got " +
+    throw invalid_argument("dptrain::read_libsvm: options.features must be >= 0, got " +
                            std::to_string(options.features));
   std::vector<double> given = options.classes;
   std::sort(given.begin(), given.end());
   for (std::size_t c = 0; c < given.size(); ++c)
     if (!detail::libsvm::is_integer(given[c]) || (c > 0 && given[c] == given[c - 1]))
-      throw invalid_argument("dptrain: read_libsvm: options.classes must be distinct integers, got " +
+      throw invalid_argument("dptrain::read_libsvm: options.classes must be distinct integers, got " +
                              number_text(given[c]) + (c > 0 && given[c] == given[c - 1] ? " twice" : ""));
 
   std::ifstream in(path);
-  if (!in) throw error("dptrain: read_libsvm: cannot open " + path);
+  if (!in) throw error("dptrain::read_libsvm: cannot open " + path);
 
   constexpr bool integer_target = std::is_integral_v<Target>;
   const bool integer_labels = options.labels != LabelMode::as_is || integer_target;
@@ -173,29 +173,33 @@ template <class Scalar, class Target = Scalar>
 
     double label = 0;
     if (!detail::libsvm::parse_number(label_text, label) || !std::isfinite(label))
-      throw parse_error(path, where, "expected a numeric label, found '" + std::string(label_text) + "'");
+      throw parse_error("dptrain::read_libsvm", path, where,
+                        "expected a numeric label, found '" + std::string(label_text) + "'");
     if (integer_labels && !detail::libsvm::is_integer(label))
-      throw parse_error(path, where, "expected an integer label, found '" + std::string(label_text) + "'");
+      throw parse_error("dptrain::read_libsvm", path, where,
+                        "expected an integer label, found '" + std::string(label_text) + "'");
     if (options.labels == LabelMode::as_is &&  // before the cast, which would be undefined (or inf)
         (label < static_cast<double>(std::numeric_limits<Target>::lowest()) ||
          label > static_cast<double>(std::numeric_limits<Target>::max())))
-      throw parse_error(path, where, "label " + std::string(label_text) + " does not fit the target type");
+      throw parse_error("dptrain::read_libsvm", path, where,
+                        "label " + std::string(label_text) + " does not fit the target type");
     if (options.labels == LabelMode::binary) {
       if (label != -1 && label != 0 && label != 1)
-        throw parse_error(path, where,
+        throw parse_error("dptrain::read_libsvm", path, where,
                           "expected a binary label -1, 0 or +1, found " + number_text(label) +
                               " (use LabelMode::multiclass for other labels)");
       if (label == -1 && line_minus_one == 0) line_minus_one = line_no;
       if (label == 0 && line_zero == 0) line_zero = line_no;
       if (line_minus_one != 0 && line_zero != 0)
-        throw parse_error(path, where,
+        throw parse_error("dptrain::read_libsvm", path, where,
                           "more than two distinct labels in binary mode: label " + number_text(label) + ", but line " +
                               std::to_string(label == 0 ? line_minus_one : line_zero) + " has label " +
                               (label == 0 ? "-1" : "0") + " (expected -1/+1 or 0/1)");
     }
     if (options.labels == LabelMode::multiclass && !given.empty() &&
         !std::binary_search(given.begin(), given.end(), label))
-      throw parse_error(path, where, "label " + number_text(label) + " is not one of options.classes");
+      throw parse_error("dptrain::read_libsvm", path, where,
+                        "label " + number_text(label) + " is not one of options.classes");
     labels.push_back(label);
 
     Index previous = 0;
@@ -205,34 +209,36 @@ template <class Scalar, class Target = Scalar>
       if (first && token.substr(0, 4) == "qid:") {
         long long qid = 0;
         if (!detail::libsvm::parse_number(token.substr(4), qid))
-          throw parse_error(path, where, "expected qid:<integer>, found '" + std::string(token) + "'");
+          throw parse_error("dptrain::read_libsvm", path, where,
+                            "expected qid:<integer>, found '" + std::string(token) + "'");
         continue;
       }
       const std::size_t colon = token.find(':');
       if (colon == std::string_view::npos || colon == 0 || colon + 1 == token.size())
-        throw parse_error(path, where, "expected <index>:<value>, found '" + std::string(token) + "'");
+        throw parse_error("dptrain::read_libsvm", path, where,
+                          "expected <index>:<value>, found '" + std::string(token) + "'");
       const std::string_view index_text = token.substr(0, colon), value_text = token.substr(colon + 1);
       long long index = 0;
       if (!detail::libsvm::parse_number(index_text, index))
-        throw parse_error(path, where,
+        throw parse_error("dptrain::read_libsvm", path, where,
                           "expected an integer feature index in <index>:<value>, found '" + std::string(token) + "'");
       if (index <= 0)
-        throw parse_error(path, where,
+        throw parse_error("dptrain::read_libsvm", path, where,
                           "feature index " + std::to_string(index) + " is not positive (indices start at 1)");
       if (index <= previous)
-        throw parse_error(path, where,
+        throw parse_error("dptrain::read_libsvm", path, where,
                           "feature index " + std::to_string(index) + " after " + std::to_string(previous) +
                               ": indices must be strictly increasing");
       if (options.features > 0 && index > options.features)
-        throw parse_error(path, where,
+        throw parse_error("dptrain::read_libsvm", path, where,
                           "feature index " + std::to_string(index) +
                               " is above options.features = " + std::to_string(options.features));
       double value = 0;
       if (!detail::libsvm::parse_number(value_text, value))
-        throw parse_error(path, where,
+        throw parse_error("dptrain::read_libsvm", path, where,
                           "expected a numeric value in <index>:<value>, found '" + std::string(token) + "'");
       if (!std::isfinite(value) || !std::isfinite(static_cast<Scalar>(value)))
-        throw parse_error(path, where,
+        throw parse_error("dptrain::read_libsvm", path, where,
                           "value of feature " + std::to_string(index) + " is not a finite " +
                               (sizeof(Scalar) == sizeof(float) ? "float" : "double") + ": '" + std::string(value_text) +
                               "'");
@@ -243,9 +249,9 @@ template <class Scalar, class Target = Scalar>
     max_index = std::max(max_index, previous);
     outer.push_back(static_cast<Index>(inner.size()));
   }
-  if (in.bad()) throw error("dptrain: read_libsvm: cannot read " + path);
+  if (in.bad()) throw error("dptrain::read_libsvm: cannot read " + path);
   if (labels.empty())
-    throw parse_error(path, "line " + std::to_string(line_no + 1),
+    throw parse_error("dptrain::read_libsvm", path, "line " + std::to_string(line_no + 1),
                       "expected a sample '<label> <index>:<value> ...', the file has none");
 
   LibsvmData<Scalar, Target> result;

@@ -94,10 +94,10 @@ template <Model M>
   using Scalar = typename M::scalar_type;
   const Index n = static_cast<Index>(model.num_parameters());
   if (theta.size() != n)
-    throw invalid_argument("dptrain: gradient_check: the model has " + std::to_string(n) + " parameters, theta has " +
+    throw invalid_argument("dptrain::gradient_check: the model has " + std::to_string(n) + " parameters, theta has " +
                            std::to_string(theta.size()));
   if (options.max_coordinates < 1)
-    throw invalid_argument("dptrain: gradient_check: max_coordinates must be at least 1, got " +
+    throw invalid_argument("dptrain::gradient_check: max_coordinates must be at least 1, got " +
                            std::to_string(options.max_coordinates));
   const double epsilon =
       options.epsilon > 0 ? options.epsilon : std::cbrt(static_cast<double>(std::numeric_limits<Scalar>::epsilon()));

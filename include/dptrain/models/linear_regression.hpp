@@ -55,7 +55,7 @@ class LinearRegression {
    * @throws dptrain::invalid_argument if inputs < 1.
    */
   explicit LinearRegression(Index inputs) : inputs_(inputs) {
-    detail::models::require_positive("LinearRegression", "input", inputs);
+    detail::models::require_positive("LinearRegression", "inputs", inputs);
   }
 
   /// d + 1.

@@ -56,7 +56,7 @@ class LogisticRegression {
    * @throws dptrain::invalid_argument if inputs < 1.
    */
   explicit LogisticRegression(Index inputs) : inputs_(inputs) {
-    detail::models::require_positive("LogisticRegression", "input", inputs);
+    detail::models::require_positive("LogisticRegression", "inputs", inputs);
   }
 
   /// d + 1.

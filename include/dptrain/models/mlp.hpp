@@ -81,14 +81,14 @@ class Mlp {
    */
   explicit Mlp(std::vector<Index> widths) : widths_(std::move(widths)) {
     if (widths_.size() < 2)
-      throw invalid_argument("dptrain: Mlp needs at least 2 widths (features, ..., classes), got " +
+      throw invalid_argument("dptrain::Mlp: widths.size() must be at least 2 (features, ..., classes), got " +
                              std::to_string(widths_.size()));
     for (std::size_t l = 0; l < widths_.size(); ++l)
       if (widths_[l] < 1)
-        throw invalid_argument("dptrain: Mlp width " + std::to_string(l) + " is " + std::to_string(widths_[l]) +
-                               ", every layer needs at least one unit");
+        throw invalid_argument("dptrain::Mlp: widths[" + std::to_string(l) +
+                               "] must be at least 1 (every layer needs a unit), got " + std::to_string(widths_[l]));
     if (widths_.back() < 2)
-      throw invalid_argument("dptrain: Mlp's last width is the number of classes, at least 2, got " +
+      throw invalid_argument("dptrain::Mlp: the last width (the number of classes) must be at least 2, got " +
                              std::to_string(widths_.back()));
     offsets_.reserve(widths_.size());
     Index offset = 0;

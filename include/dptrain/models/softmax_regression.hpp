@@ -70,9 +70,9 @@ class SoftmaxRegression {
    * @throws dptrain::invalid_argument if inputs < 1 or classes < 2.
    */
   SoftmaxRegression(Index inputs, Index classes) : inputs_(inputs), classes_(classes) {
-    detail::models::require_positive("SoftmaxRegression", "input", inputs);
+    detail::models::require_positive("SoftmaxRegression", "inputs", inputs);
     if (classes < 2)
-      throw invalid_argument("dptrain: SoftmaxRegression needs at least 2 classes, got " + std::to_string(classes));
+      throw invalid_argument("dptrain::SoftmaxRegression: classes must be at least 2, got " + std::to_string(classes));
   }
 
   /// d·k + k.
@@ -192,7 +192,7 @@ class SoftmaxRegression {
                                     ws.gradient_t.rows() == classes_ && ws.gradient_t.cols() == inputs_);
     if (!fits)
       throw invalid_argument(
-          "dptrain: SoftmaxRegression: the workspace was made for another model; use this "
+          "dptrain::SoftmaxRegression: the workspace was made for another model; use this "
           "model's make_workspace()");
   }
 

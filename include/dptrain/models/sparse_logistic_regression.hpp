@@ -54,7 +54,7 @@ class SparseLogisticRegression {
    * @throws dptrain::invalid_argument if inputs < 1.
    */
   explicit SparseLogisticRegression(Index inputs) : inputs_(inputs) {
-    detail::models::require_positive("SparseLogisticRegression", "input", inputs);
+    detail::models::require_positive("SparseLogisticRegression", "inputs", inputs);
   }
 
   /// d + 1.

@@ -60,9 +60,9 @@ class SparseSoftmaxRegression {
    * @throws dptrain::invalid_argument if inputs < 1 or classes < 2.
    */
   SparseSoftmaxRegression(Index inputs, Index classes) : inputs_(inputs), classes_(classes) {
-    detail::models::require_positive("SparseSoftmaxRegression", "input", inputs);
+    detail::models::require_positive("SparseSoftmaxRegression", "inputs", inputs);
     if (classes < 2)
-      throw invalid_argument("dptrain: SparseSoftmaxRegression needs at least 2 classes, got " +
+      throw invalid_argument("dptrain::SparseSoftmaxRegression: classes must be at least 2, got " +
                              std::to_string(classes));
   }
 

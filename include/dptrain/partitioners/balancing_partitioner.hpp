@@ -64,11 +64,12 @@ struct BalancingPartitioner {
   void validate(Index /*workers*/) const {
     const auto check = [](bool ok, const char* what, double value) {
       if (!ok)
-        throw invalid_argument(std::string("dptrain: BalancingPartitioner ") + what + ", got " + std::to_string(value));
+        throw invalid_argument(std::string("dptrain::BalancingPartitioner: ") + what + ", got " +
+                               std::to_string(value));
     };
     check(smoothing > 0 && smoothing <= 1, "smoothing must be in (0, 1]", smoothing);
     check(min_factor > 0 && min_factor <= 1, "min_factor must be in (0, 1]", min_factor);
-    check(max_factor >= 1 && std::isfinite(max_factor), "max_factor must be finite and ≥ 1", max_factor);
+    check(max_factor >= 1 && std::isfinite(max_factor), "max_factor must be finite and >= 1", max_factor);
     check(granule >= 1, "granule must be at least 1", static_cast<double>(granule));
   }
 

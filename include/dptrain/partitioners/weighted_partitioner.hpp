@@ -30,16 +30,17 @@ struct WeightedPartitioner {
   /// @throws dptrain::invalid_argument if there is not one share per worker, or shares are bad.
   void validate(Index workers) const {
     if (static_cast<Index>(shares.size()) != workers)
-      throw invalid_argument("dptrain: WeightedPartitioner has " + std::to_string(shares.size()) + " shares for " +
-                             std::to_string(workers) + " workers");
+      throw invalid_argument("dptrain::WeightedPartitioner: shares must hold one share per worker, got " +
+                             std::to_string(shares.size()) + " shares for " + std::to_string(workers) + " workers");
     double total = 0;
-    for (double s : shares) {
+    for (std::size_t i = 0; i < shares.size(); ++i) {
+      const double s = shares[i];
       if (!std::isfinite(s) || s < 0)
-        throw invalid_argument("dptrain: WeightedPartitioner share " + std::to_string(s) +
-                               " is not a finite non-negative number");
+        throw invalid_argument("dptrain::WeightedPartitioner: shares[" + std::to_string(i) +
+                               "] must be finite and >= 0, got " + std::to_string(s));
       total += s;
     }
-    if (total <= 0) throw invalid_argument("dptrain: WeightedPartitioner shares add up to zero");
+    if (total <= 0) throw invalid_argument("dptrain::WeightedPartitioner: the shares add up to zero");
   }
 
   /// Worker `rank`'s share of a minibatch of `batch` samples; requires validate(workers). Thread-safe.

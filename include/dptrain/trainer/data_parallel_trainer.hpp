@@ -141,6 +141,15 @@ class DataParallelTrainer {
   FitReport resume(const M& model, VectorRef<typename M::scalar_type> theta, const D& data,
                    const TrainingState<typename M::scalar_type>& state, Callbacks&&... callbacks);
 
+  /// A "model" without the Model's types: stops the build with the Model's sentence first,
+  /// instead of "no matching function for call to fit".
+  template <class M, class... Arguments>
+  requires(!ModelTypes<M>) FitReport fit(const M&, Arguments&&...) {
+    static_assert(ModelTypes<M>,
+                  "dptrain: the Model must define scalar_type (float or double), batch_type and workspace_type");
+    return {};
+  }
+
  private:
   template <class T, class... All>
   struct ArgumentCheck;
@@ -244,8 +253,9 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
   void thread_main() {
     if (detail::omp_team_size() != opt_.threads) {  // the OpenMP runtime gave fewer threads than asked for
       if (detail::omp_thread_id() == 0)
-        errors_.keep(std::make_exception_ptr(error("dptrain: asked OpenMP for " + std::to_string(opt_.threads) +
-                                                   " threads but got " + std::to_string(detail::omp_team_size()))));
+        errors_.keep(std::make_exception_ptr(error("dptrain::DataParallelTrainer: asked OpenMP for " +
+                                                   std::to_string(opt_.threads) + " threads but got " +
+                                                   std::to_string(detail::omp_team_size()))));
       return;
     }
     const TeamMember me = step_.member(detail::omp_thread_id());
@@ -305,12 +315,14 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
   void resume_from(const TrainingState<Scalar>& from) {
     plan_.resume_at(from.plan, {from.step, from.epoch, from.epoch_step});
     if (from.optimizer_state.size() != state_.optimizer_state.size())
-      throw invalid_argument("dptrain: resume: the state has " + std::to_string(from.optimizer_state.size()) +
+      throw invalid_argument("dptrain::DataParallelTrainer::resume: the state has " +
+                             std::to_string(from.optimizer_state.size()) +
                              " optimizer buffers but this optimizer keeps " + std::to_string(O::state_slots));
     for (const AlignedBuffer<Scalar>& buffer : from.optimizer_state)
       if (buffer.size() != theta_.size())
-        throw invalid_argument("dptrain: resume: an optimizer buffer has " + std::to_string(buffer.size()) +
-                               " values but theta has " + std::to_string(theta_.size()));
+        throw invalid_argument("dptrain::DataParallelTrainer::resume: an optimizer buffer has " +
+                               std::to_string(buffer.size()) + " values but theta has " +
+                               std::to_string(theta_.size()));
     state_.optimizer_state = from.optimizer_state;
     state_.step = plan_.start().step;
     state_.epoch = plan_.start().epoch;
@@ -432,29 +444,37 @@ void DataParallelTrainer<O, S, P, A, W, C, Y>::validate(const M& model, VectorRe
                                                         const D& data) const {
   const TrainerOptions& opt = options_;
   const auto name = [](Index v) { return std::to_string(v); };
-  if (opt.threads < 1) throw invalid_argument("dptrain: threads must be at least 1, got " + name(opt.threads));
-  if (opt.batch_size < 1) throw invalid_argument("dptrain: batch_size must be at least 1, got " + name(opt.batch_size));
-  if (opt.epochs < 1) throw invalid_argument("dptrain: epochs must be at least 1, got " + name(opt.epochs));
-  if (opt.max_steps < 0) throw invalid_argument("dptrain: max_steps must be ≥ 0, got " + name(opt.max_steps));
+  if (opt.threads < 1)
+    throw invalid_argument("dptrain::DataParallelTrainer: threads must be at least 1, got " + name(opt.threads));
+  if (opt.batch_size < 1)
+    throw invalid_argument("dptrain::DataParallelTrainer: batch_size must be at least 1, got " + name(opt.batch_size));
+  if (opt.epochs < 1)
+    throw invalid_argument("dptrain::DataParallelTrainer: epochs must be at least 1, got " + name(opt.epochs));
+  if (opt.max_steps < 0)
+    throw invalid_argument("dptrain::DataParallelTrainer: max_steps must be >= 0, got " + name(opt.max_steps));
   if (opt.accumulation_steps < 1)
-    throw invalid_argument("dptrain: accumulation_steps must be at least 1, got " + name(opt.accumulation_steps));
+    throw invalid_argument("dptrain::DataParallelTrainer: accumulation_steps must be at least 1, got " +
+                           name(opt.accumulation_steps));
   if (!std::isfinite(opt.clip_norm) || opt.clip_norm < 0)
-    throw invalid_argument("dptrain: clip_norm must be finite and ≥ 0 (0: off), got " + std::to_string(opt.clip_norm));
+    throw invalid_argument("dptrain::DataParallelTrainer: clip_norm must be finite and >= 0 (0: off), got " +
+                           std::to_string(opt.clip_norm));
   const double lr = optimizer_.lr;
   if (!std::isfinite(lr) || lr <= 0)
-    throw invalid_argument("dptrain: the learning rate must be finite and positive, got " + std::to_string(lr));
+    throw invalid_argument("dptrain::DataParallelTrainer: the learning rate must be finite and positive, got " +
+                           std::to_string(lr));
   if constexpr (requires { optimizer_.validate(); }) optimizer_.validate();
   if constexpr (requires { partitioner_.validate(opt.threads); }) partitioner_.validate(opt.threads);
   if constexpr (AdaptivePartitioner<P>)
     if (opt.weighting == Weighting::equal)
       throw invalid_argument(
-          "dptrain: Weighting::equal weights each worker's mean gradient alike, so with an adaptive partitioner "
+          "dptrain::DataParallelTrainer: Weighting::equal weights each worker's mean gradient alike, so with an "
+          "adaptive partitioner "
           "the gradient would depend on timings; use Weighting::by_samples");
   data.validate();
-  if (data.size() == 0) throw invalid_argument("dptrain: the data set is empty");
+  if (data.size() == 0) throw invalid_argument("dptrain::DataParallelTrainer: the data set is empty");
   if (theta.size() != model.num_parameters())
-    throw invalid_argument("dptrain: theta has " + name(theta.size()) + " values but the model has " +
-                           name(model.num_parameters()) + " parameters");
+    throw invalid_argument("dptrain::DataParallelTrainer: theta has " + name(theta.size()) +
+                           " values but the model has " + name(model.num_parameters()) + " parameters");
   model.validate(data.rows(0, data.size()));
 }
 

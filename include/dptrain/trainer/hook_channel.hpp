@@ -73,7 +73,8 @@ class HookChannel {
   // ctx.team.run(f) in a hook, on thread 0: the waiting threads run f with it.
   static void dispatch(void* self, ThreadTeam::Task run, void* f) {
     HookChannel& channel = *static_cast<HookChannel*>(self);
-    if (channel.dispatching_) throw error("dptrain: ctx.team.run() cannot be called inside ctx.team.run()");
+    if (channel.dispatching_)
+      throw error("dptrain::DataParallelTrainer: ctx.team.run() cannot be called inside ctx.team.run()");
     channel.dispatching_ = true;
     const Task task{run, f};
     channel.post(task);

@@ -45,7 +45,7 @@ class RunPlan {
     const Index n = samples, b = options.batch_size;
     batches_per_epoch_ = options.drop_last ? n / b : (n + b - 1) / b;
     if (batches_per_epoch_ == 0)
-      throw invalid_argument("dptrain: drop_last with batch_size " + std::to_string(b) +
+      throw invalid_argument("dptrain::DataParallelTrainer: drop_last with batch_size " + std::to_string(b) +
                              " leaves no minibatch of a data set of " + std::to_string(n) + " samples");
     steps_per_epoch_ = (batches_per_epoch_ + options.accumulation_steps - 1) / options.accumulation_steps;
     total_steps_ = options.epochs * steps_per_epoch_;
@@ -56,7 +56,9 @@ class RunPlan {
 
   /// The sampling plan a saved position refers to (TrainingState::plan).
   [[nodiscard]] const SamplerPlan& sampler() const noexcept { return sampler_; }
-  [[nodiscard]] RunLength length() const noexcept { return {total_steps_, steps_per_epoch_}; }
+  [[nodiscard]] RunLength length() const noexcept {
+    return {total_steps_, steps_per_epoch_, sampler_.batch_size * sampler_.accumulation_steps};
+  }
   [[nodiscard]] Index steps_per_epoch() const noexcept { return steps_per_epoch_; }
   [[nodiscard]] Index total_steps() const noexcept { return total_steps_; }
   [[nodiscard]] Index total_epochs() const noexcept { return total_epochs_; }
@@ -77,13 +79,14 @@ class RunPlan {
              std::to_string(p.seed);
     };
     if (saved != sampler_)
-      throw invalid_argument("dptrain: resume: the state was saved under another sampling plan (" + text(saved) +
-                             ") than this run's (" + text(sampler_) + ")");
+      throw invalid_argument("dptrain::DataParallelTrainer::resume: the state was saved under another sampling plan (" +
+                             text(saved) + ") than this run's (" + text(sampler_) + ")");
     if (at.epoch < 0 || at.epoch_step < 0 || at.epoch_step > steps_per_epoch_ ||
         at.step != at.epoch * steps_per_epoch_ + at.epoch_step)
-      throw invalid_argument("dptrain: resume: inconsistent position (step " + std::to_string(at.step) + ", epoch " +
-                             std::to_string(at.epoch) + ", epoch_step " + std::to_string(at.epoch_step) + ") for " +
-                             std::to_string(steps_per_epoch_) + " steps per epoch");
+      throw invalid_argument("dptrain::DataParallelTrainer::resume: inconsistent position (step " +
+                             std::to_string(at.step) + ", epoch " + std::to_string(at.epoch) + ", epoch_step " +
+                             std::to_string(at.epoch_step) + ") for " + std::to_string(steps_per_epoch_) +
+                             " steps per epoch");
     const bool epoch_done = at.epoch_step == steps_per_epoch_;
     start_ = {at.step, at.epoch + (epoch_done ? 1 : 0), epoch_done ? 0 : at.epoch_step};
   }

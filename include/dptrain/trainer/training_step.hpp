@@ -170,7 +170,6 @@ class TrainingStep {
                .busy_workers = samples > 0 ? 1.0 : 0.0,
                .failures = my.failed ? 1.0 : 0.0,
                .stop_requests = me.rank == 0 && stop_requested_ ? 1.0 : 0.0};
-    my.report.samples += samples;
     const Clock::time_point before = my.last;
     charge(me, &WorkerReport::compute);
     my.compute_seconds = std::chrono::duration<double>(my.last - before).count();
@@ -245,7 +244,8 @@ class TrainingStep {
     my.part = {.failures = my.failed ? 1.0 : 0.0};
     const StepScalars totals = scalars_.all_reduce(me, my.part, group_);
     if (me.rank == 0 && totals.failures > 0 && !errors_)
-      errors_.keep(std::make_exception_ptr(error("dptrain: another process failed at the end of training")));
+      errors_.keep(std::make_exception_ptr(
+          error("dptrain::DataParallelTrainer: another process failed at the end of training")));
   }
 
  private:
@@ -280,8 +280,9 @@ class TrainingStep {
       const IndexRange mine = partitioner_.range(minibatch.size, group_.workers(), global_worker(me.rank));
       if (mine.empty()) continue;
       if (mine.size > max_rows_)
-        throw error("dptrain: the partitioner gave worker " + std::to_string(global_worker(me.rank)) + " " +
-                    std::to_string(mine.size) + " samples, more than the " + std::to_string(max_rows_) +
+        throw error("dptrain::DataParallelTrainer: the partitioner gave worker " +
+                    std::to_string(global_worker(me.rank)) + " " + std::to_string(mine.size) +
+                    " samples, more than the " + std::to_string(max_rows_) +
                     " its buffers were sized for (an adaptive partitioner's max_size() is too small)");
       const IndexRange positions{minibatch.begin + mine.begin, mine.size};
       if (plan_.shuffles())
@@ -312,12 +313,13 @@ class TrainingStep {
     out.update = finite && totals.failures == 0 && !out.stop_requested;
     out.leave =
         totals.failures > 0 || totals.stop_requests > 0 || (!finite && opt_.on_non_finite == NonFinitePolicy::stop);
+    if (!out.leave) my.report.samples += static_cast<Index>(my.part.samples);  // a step taken (or skipped)
     if (me.rank == 0 && totals.failures == 0 && totals.stop_requests == 0 && !finite &&
         opt_.on_non_finite == NonFinitePolicy::stop)
-      errors_.keep(std::make_exception_ptr(
-          non_finite_error("dptrain: non-finite " + std::string(std::isfinite(totals.loss) ? "gradient" : "loss") +
-                               " at step " + std::to_string(my.step) + "; theta keeps its value from before that step",
-                           my.step)));
+      errors_.keep(std::make_exception_ptr(non_finite_error(
+          "dptrain::DataParallelTrainer: non-finite " + std::string(std::isfinite(totals.loss) ? "gradient" : "loss") +
+              " at step " + std::to_string(my.step) + "; theta keeps its value from before that step",
+          my.step)));
   }
 
   // Σ gᵢ², summed in double. Float squares are summed in blocks that Eigen vectorizes, and the
