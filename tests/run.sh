@@ -12,8 +12,9 @@ cd "$(dirname "$0")/.."
 
 # libclang-rt-14-dev: the sanitizer and libFuzzer runtimes of clang 14.
 # dataset-fashion-mnist: the real-data smoke test (skipped, with a message, without it).
+# libopenmpi-dev, openmpi-bin: the MPI component and its tests under mpiexec.
 packages=(cmake ninja-build g++ clang libomp-14-dev libclang-rt-14-dev libeigen3-dev catch2 libbenchmark-dev
-  libcli11-dev zlib1g-dev dataset-fashion-mnist)
+  libcli11-dev zlib1g-dev dataset-fashion-mnist libopenmpi-dev openmpi-bin)
 if ! dpkg -s "${packages[@]}" >/dev/null 2>&1; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
   $sudo apt-get update -qq

@@ -229,11 +229,18 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
       group_.broadcast(VectorMap<Scalar>(theta_.data(), theta_.size()));
       stop = record_.call(detail::on_fit_begin, state_.epoch, state_.step, 0, ThreadTeam(opt_.threads));
     });
-    if (began && !stop) {
+    // Every process starts the team, or none does (a hook may stop or fail on one of them).
+    StepScalars agreed{.failures = began ? 0.0 : 1.0, .stop_requests = stop ? 1.0 : 0.0};
+    if (group_.size() > 1) group_.all_reduce(agreed);
+    if (agreed.failures == 0 && agreed.stop_requests == 0) {
       DPTRAIN_OMP(parallel num_threads(opt_.threads)) {
         thread_main();
       }
     }
+    if (agreed.failures > 0 && !errors_)
+      errors_.keep(
+          std::make_exception_ptr(error("dptrain::DataParallelTrainer: another process failed before the first step")));
+    if (agreed.stop_requests > 0) record_.report().stopped_by_callback = true;
     if (outermost) Eigen::setNbThreads(eigen_threads);
     const Clock::time_point end = Clock::now();
     step_.stop_clocks(end);

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: MIT
+// MpiCommunicator: MPI ranks × OpenMP threads, one global step (the communication seam over MPI).
+#pragma once
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "dptrain/concepts.hpp"
+#include "dptrain/core/communication.hpp"
+#include "dptrain/core/errors.hpp"
+#include "dptrain/core/gradient_buffers.hpp"
+#include "dptrain/core/team_member.hpp"
+#include "dptrain/core/types.hpp"
+
+namespace dptrain {
+
+/// How the threads of a rank call MPI.
+enum class MpiThreading {
+  /// Thread 0 calls MPI for the whole team (MPI_THREAD_FUNNELED or more): after a barrier it
+  /// all-reduces every thread's shard in turn, and a second barrier hands the sums back.
+  funneled,
+  /// Every thread all-reduces its own shard on a communicator of its own (duplicated once per
+  /// fit(); needs MPI_THREAD_MULTIPLE), so the shards cross the network concurrently.
+  multiple,
+};
+
+/**
+ * @brief The Communicator of a run over MPI ranks: each rank runs the same program with its own
+ * thread team, and every step is one global step of all ranks × threads workers.
+ *
+ * Inside a rank the team reduces its gradients with its Aggregator (shared memory); then each
+ * thread's shard of that sum is all-reduced across ranks (MPI_Allreduce, MPI_SUM), so the
+ * cross-rank traffic is the bandwidth-optimal all-reduce of the whole gradient, split into the
+ * team's shards. The step's scalars (loss, ‖g‖², samples, failures, stop requests) cross in one
+ * more MPI_Allreduce of six doubles, on thread 0, so every worker of every rank takes the same
+ * decision at the same step. θ is broadcast from rank 0 before the first step.
+ *
+ * Global worker r·T + t (with T the threads of the ranks before, which may differ per rank)
+ * takes its part of every global minibatch; every rank holds the whole data set and draws the
+ * same seeded order, so R ranks × T threads train exactly as one worker on the whole minibatch.
+ *
+ * connect() compares the runs of all ranks (θ length, data size, batch, epochs, max_steps,
+ * accumulation, seed, model and optimizer types) with one all-reduce of their minima and maxima,
+ * and throws dptrain::invalid_argument on every rank, naming what differs, instead of hanging in
+ * a collective later.
+ *
+ * The program initialises MPI itself, with MPI_Init_thread and at least MPI_THREAD_FUNNELED
+ * (MPI_THREAD_MULTIPLE for MpiThreading::multiple), and finalises it after the last fit().
+ *
+ * @code
+ * int provided = 0;
+ * MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+ * dptrain::DataParallelTrainer trainer({.threads = 4, .batch_size = 256, .epochs = 10},
+ *                                      dptrain::Momentum{.lr = 0.05}, dptrain::MpiCommunicator{});
+ * trainer.fit(model, theta, data);  // every rank: the same θ afterwards
+ * MPI_Finalize();
+ * @endcode
+ */
+struct MpiCommunicator {
+  MPI_Comm comm = MPI_COMM_WORLD;                   ///< the ranks that train together
+  MpiThreading threading = MpiThreading::funneled;  ///< who calls MPI
+
+  /// One fit()'s view of the ranks. Its collectives are called as ProcessGroup says.
+  class Group {
+   public:
+    [[nodiscard]] Index rank() const noexcept { return state_->rank; }
+    [[nodiscard]] Index size() const noexcept { return state_->size; }
+    [[nodiscard]] Index first_worker() const noexcept { return state_->first_worker; }
+    [[nodiscard]] Index workers() const noexcept { return state_->workers; }
+
+    /// θ from rank 0 to every rank (the thread that called fit()).
+    template <class Scalar>
+    void broadcast(VectorMap<Scalar> theta) const {
+      check(MPI_Bcast(theta.data(), count(theta.size()), type<Scalar>(), 0, state_->comm), "MPI_Bcast");
+    }
+
+    /// Collective over the team: sums every thread's shard over the ranks, in place.
+    template <class Scalar>
+    void all_reduce(const TeamMember& me, VectorMap<Scalar> shard) const {
+      State& s = *state_;
+      if (s.threading == MpiThreading::multiple) {
+        all_reduce_on(s.thread_comms[static_cast<std::size_t>(me.rank)], shard.data(), shard.size());
+        return;
+      }
+      s.shards[static_cast<std::size_t>(me.rank)] = {shard.data(), shard.size()};
+      me.barrier();  // every shard is published
+      if (me.rank == 0) {
+        if (s.segments.empty()) plan_segments<Scalar>(s);
+        for (const Segment& piece : s.segments)
+          all_reduce_on(s.comm, static_cast<Scalar*>(s.shards[piece.shard].data) + piece.offset, piece.size);
+      }
+      me.barrier();  // every sum is back
+    }
+
+    /// Thread 0 of each rank: the step's scalars summed over the ranks.
+    void all_reduce(StepScalars& scalars) const {
+      std::array<double, 6> fields = scalars.to_array();
+      check(MPI_Allreduce(MPI_IN_PLACE, fields.data(), static_cast<int>(fields.size()), MPI_DOUBLE, MPI_SUM,
+                          state_->comm),
+            "MPI_Allreduce");
+      scalars = StepScalars::from_array(fields);
+    }
+
+   private:
+    friend struct MpiCommunicator;
+    struct Shard {
+      void* data = nullptr;
+      Index size = 0;
+    };
+    // A run of θ inside one shard of every rank's team: the unit of the funneled all-reduce.
+    struct Segment {
+      std::size_t shard = 0;  // this rank's shard holding it
+      Index offset = 0, size = 0;
+    };
+    struct State {
+      MPI_Comm comm = MPI_COMM_NULL;  // this fit()'s duplicate of the user's communicator
+      MpiThreading threading = MpiThreading::funneled;
+      Index rank = 0, size = 1, first_worker = 0, workers = 1;
+      std::vector<Index> threads_per_rank;  // every rank's team size
+      std::vector<Shard> shards;            // funneled: each thread's shard, for thread 0
+      std::vector<Segment> segments;        // funneled: planned at the first step
+      std::vector<MPI_Comm> thread_comms;   // multiple: one communicator per thread
+      State() = default;
+      State(const State&) = delete;
+      State& operator=(const State&) = delete;
+      ~State() {
+        int finalized = 0;
+        MPI_Finalized(&finalized);
+        if (finalized != 0) return;
+        for (MPI_Comm& c : thread_comms) MPI_Comm_free(&c);
+        if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+      }
+    };
+
+    // Ranks with other thread counts cut θ into other shards: cut it at every rank's shard
+    // boundaries, so that each piece lies in one shard everywhere and the ranks' calls match.
+    template <class Scalar>
+    static void plan_segments(State& s) {
+      Index n = 0;
+      std::vector<Index> begins;
+      for (const Shard& shard : s.shards) {
+        begins.push_back(n);
+        n += shard.size;
+      }
+      std::vector<Index> cuts{0, n};
+      for (const Index threads : s.threads_per_rank)
+        for (Index t = 0; t < threads; ++t) cuts.push_back(ShardLayout<Scalar>{n, threads}.shard(t).begin);
+      std::sort(cuts.begin(), cuts.end());
+      cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+      std::size_t shard = 0;
+      for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+        while (cuts[i] >= begins[shard] + s.shards[shard].size) ++shard;
+        s.segments.push_back({shard, cuts[i] - begins[shard], cuts[i + 1] - cuts[i]});
+      }
+    }
+
+    template <class Scalar>
+    static MPI_Datatype type() noexcept {
+      static_assert(std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>);
+      return std::is_same_v<Scalar, float> ? MPI_FLOAT : MPI_DOUBLE;
+    }
+    static int count(Index n) {
+      if (n > static_cast<Index>(std::numeric_limits<int>::max()))
+        throw error("dptrain::MpiCommunicator: a message of more than 2^31 values");
+      return static_cast<int>(n);
+    }
+    template <class Scalar>
+    static void all_reduce_on(MPI_Comm comm, Scalar* data, Index n) {
+      if (n == 0) return;
+      check(MPI_Allreduce(MPI_IN_PLACE, data, count(n), type<Scalar>(), MPI_SUM, comm), "MPI_Allreduce");
+    }
+    static void check(int status, const char* call) {
+      if (status != MPI_SUCCESS) throw error(std::string("dptrain::MpiCommunicator: ") + call + " failed");
+    }
+
+    std::shared_ptr<State> state_ = std::make_shared<State>();
+  };
+
+  /**
+   * @brief The ranks' group for one fit() of `threads` threads on this rank; collective over comm.
+   * @throws dptrain::invalid_argument on every rank when the ranks' runs differ, or when MPI was
+   *         not initialised with the thread support `threading` needs
+   */
+  [[nodiscard]] Group connect(Index threads, const RunSignature& run) const {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (initialized == 0)
+      throw invalid_argument("dptrain::MpiCommunicator: MPI is not initialised (call MPI_Init_thread first)");
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    const int needed = threading == MpiThreading::multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED;
+    if (provided < needed && threads > 1)
+      throw invalid_argument(std::string("dptrain::MpiCommunicator: threading needs MPI initialised with ") +
+                             (needed == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : "MPI_THREAD_FUNNELED") +
+                             " (MPI_Init_thread), got a lower thread level");
+    Group group;
+    Group::State& s = *group.state_;
+    Group::check(MPI_Comm_dup(comm, &s.comm), "MPI_Comm_dup");
+    s.threading = threading;
+    int rank = 0, size = 1;
+    MPI_Comm_rank(s.comm, &rank);
+    MPI_Comm_size(s.comm, &size);
+    s.rank = rank;
+    s.size = size;
+    // Global workers: this rank's first is the sum of the threads of the ranks before it.
+    long long mine = threads, before = 0, all = 0;
+    Group::check(MPI_Exscan(&mine, &before, 1, MPI_LONG_LONG, MPI_SUM, s.comm), "MPI_Exscan");
+    Group::check(MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, s.comm), "MPI_Allreduce");
+    s.first_worker = rank == 0 ? 0 : static_cast<Index>(before);
+    s.workers = static_cast<Index>(all);
+    std::vector<long long> teams(static_cast<std::size_t>(size));
+    Group::check(MPI_Allgather(&mine, 1, MPI_LONG_LONG, teams.data(), 1, MPI_LONG_LONG, s.comm), "MPI_Allgather");
+    s.threads_per_rank.assign(teams.begin(), teams.end());
+    compare_runs(s.comm, run);
+    s.shards.resize(static_cast<std::size_t>(threads));
+    if (threading == MpiThreading::multiple) {
+      if (std::any_of(teams.begin(), teams.end(), [&](long long t) { return t != mine; }))
+        throw invalid_argument(
+            "dptrain::MpiCommunicator: MpiThreading::multiple needs the same thread count on every rank (each "
+            "thread's shard crosses on its own); use MpiThreading::funneled");
+      s.thread_comms.assign(static_cast<std::size_t>(threads), MPI_COMM_NULL);
+      for (MPI_Comm& c : s.thread_comms) Group::check(MPI_Comm_dup(s.comm, &c), "MPI_Comm_dup");
+    }
+    return group;
+  }
+
+ private:
+  // Every rank: the minimum and maximum of each field over the ranks; a field whose two differ
+  // is named in the exception, thrown on every rank alike.
+  static void compare_runs(MPI_Comm comm, const RunSignature& run) {
+    const auto hash = [](std::string_view text) {  // FNV-1a
+      unsigned long long h = 1469598103934665603ULL;
+      for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+      return h;
+    };
+    const auto value = [](Index v) { return static_cast<unsigned long long>(v); };
+    constexpr int fields = 9;
+    const std::array<const char*, fields> names = {"theta's length", "data set size", "batch_size",
+                                                   "epochs",         "max_steps",     "accumulation_steps",
+                                                   "seed",           "model type",    "optimizer type"};
+    const std::array<unsigned long long, fields> values = {value(run.parameters),
+                                                           value(run.samples),
+                                                           value(run.batch_size),
+                                                           value(run.epochs),
+                                                           value(run.max_steps),
+                                                           value(run.accumulation_steps),
+                                                           run.seed,
+                                                           hash(run.model),
+                                                           hash(run.optimizer)};
+    std::array<unsigned long long, fields> low = values, high = values;
+    Group::check(MPI_Allreduce(MPI_IN_PLACE, low.data(), fields, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm),
+                 "MPI_Allreduce");
+    Group::check(MPI_Allreduce(MPI_IN_PLACE, high.data(), fields, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm),
+                 "MPI_Allreduce");
+    std::string differ;
+    for (int i = 0; i < fields; ++i)
+      if (low[static_cast<std::size_t>(i)] != high[static_cast<std::size_t>(i)])
+        differ += std::string(differ.empty() ? "" : ", ") + names[static_cast<std::size_t>(i)];
+    if (!differ.empty())
+      throw invalid_argument("dptrain::MpiCommunicator: the ranks run different configurations: " + differ + " differ");
+  }
+};
+
+static_assert(Communicator<MpiCommunicator>);
+
+}  // namespace dptrain

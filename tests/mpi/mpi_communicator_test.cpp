@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: MIT
+// MpiCommunicator, run under mpiexec with 1, 2 or 3 ranks: R ranks × T threads take the step of
+// one worker on the whole global minibatch.
+#include <catch2/catch.hpp>
+#include <mpi.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "dptrain/dptrain.hpp"
+#include "dptrain/mpi/mpi_communicator.hpp"
+#include "support/data.hpp"
+
+using Catch::Matchers::Contains;
+using dptrain::Index;
+
+namespace {
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+int world_size() {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+bool multiple_supported() {
+  int provided = 0;
+  MPI_Query_thread(&provided);
+  return provided >= MPI_THREAD_MULTIPLE;
+}
+
+struct Boom : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Throws on one rank from its third gradient call on.
+struct FailingOnRank : dptrain::LinearRegression<double> {
+  int rank = 0;
+  mutable std::atomic<Index> calls{0};
+  FailingOnRank(Index inputs, int failing_rank) : LinearRegression(inputs), rank(failing_rank) {}
+  double loss_and_gradient(dptrain::ConstVectorRef<double> theta, const batch_type& batch,
+                           dptrain::VectorRef<double> grad, workspace_type& ws) const {
+    if (world_rank() == rank && calls.fetch_add(1) + 1 >= 3) throw Boom("boom on rank " + std::to_string(rank));
+    return LinearRegression::loss_and_gradient(theta, batch, grad, ws);
+  }
+};
+
+struct StopAtStep {
+  int rank = 0;
+  Index step = 4;
+  bool on_step_end(dptrain::TrainContext<double>& ctx) { return world_rank() == rank && ctx.step == step; }
+};
+
+}  // namespace
+
+TEST_CASE("MpiCommunicator: R ranks × T threads match one worker on the whole minibatch", "[mpi]") {
+  // Threads per rank: all 1, all 2, or rank r with r + 1 (machines differ).
+  const int layout = GENERATE(0, 1, 2);
+  const Index threads = layout == 0 ? 1 : layout == 1 ? 2 : world_rank() + 1;
+  const auto threading = GENERATE(dptrain::MpiThreading::funneled, dptrain::MpiThreading::multiple);
+  if (threading == dptrain::MpiThreading::multiple && (!multiple_supported() || layout == 2)) return;
+  // 45 samples, batch 8: every epoch ends in a partial minibatch; clipping and accumulation on.
+  const dptrain::Index accumulation = GENERATE(1, 2);
+  const double clip = GENERATE(0.0, 0.5);
+  const auto data = test::cluster_data<double>(45, 5, 3, 11);
+  const dptrain::Mlp<double> model({5, 7, 3});
+  const dptrain::Adam adam{.lr = 0.01};
+  dptrain::TrainerOptions options{
+      .threads = 1, .batch_size = 8, .epochs = 3, .seed = 5, .accumulation_steps = accumulation, .clip_norm = clip};
+  dptrain::Vector<double> expected = model.init_parameters(3);
+  dptrain::DataParallelTrainer(options, adam).fit(model, expected, data);  // one process, one worker
+
+  options.threads = threads;
+  dptrain::Vector<double> theta = model.init_parameters(3);
+  if (world_rank() != 0) theta.setZero();  // rank 0's θ is broadcast
+  const dptrain::FitReport report =
+      dptrain::DataParallelTrainer(options, adam, dptrain::MpiCommunicator{.threading = threading})
+          .fit(model, theta, data);
+  CHECK(report.samples == 3 * 45);
+  CHECK(test::relative_error(theta, expected) <= 1e-12);
+}
+
+TEST_CASE("MpiCommunicator: ranks that run different configurations all get an error naming it", "[mpi]") {
+  if (world_size() < 2) return;
+  const auto data = test::linear_data<double>(40, 3, 1);
+  const dptrain::LinearRegression<double> model(3);
+  dptrain::Vector<double> theta = model.init_parameters();
+  const Index batch = world_rank() == 1 ? 10 : 8;
+  CHECK_THROWS_WITH(dptrain::DataParallelTrainer({.threads = 2, .batch_size = batch}, dptrain::Sgd{.lr = 0.01},
+                                                 dptrain::MpiCommunicator{})
+                        .fit(model, theta, data),
+                    Contains("batch_size differ"));
+}
+
+TEST_CASE("MpiCommunicator: an exception on one rank ends fit() on every rank at the same step", "[mpi]") {
+  const auto data = test::linear_data<double>(64, 3, 1);
+  FailingOnRank model(3, world_size() - 1);
+  dptrain::Vector<double> theta = model.init_parameters();
+  dptrain::DataParallelTrainer trainer({.threads = 2, .batch_size = 16, .epochs = 5}, dptrain::Sgd{.lr = 0.01},
+                                       dptrain::MpiCommunicator{});
+  if (world_rank() == world_size() - 1)
+    CHECK_THROWS_AS(trainer.fit(model, theta, data), Boom);
+  else
+    CHECK_THROWS_WITH(trainer.fit(model, theta, data), Contains("another process failed at step"));
+}
+
+TEST_CASE("MpiCommunicator: a stop request on one rank stops every rank at the same step", "[mpi]") {
+  const auto data = test::linear_data<double>(64, 3, 1);
+  const dptrain::LinearRegression<double> model(3);
+  dptrain::Vector<double> theta = model.init_parameters();
+  StopAtStep stop{.rank = world_size() - 1, .step = 4};
+  const dptrain::FitReport report = dptrain::DataParallelTrainer({.threads = 2, .batch_size = 16, .epochs = 5},
+                                                                 dptrain::Sgd{.lr = 0.01}, dptrain::MpiCommunicator{})
+                                        .fit(model, theta, data, stop);
+  CHECK(report.steps == 4);
+  CHECK(report.stopped_by_callback);
+  // Every rank holds the same θ.
+  dptrain::Vector<double> lowest = theta, highest = theta;
+  MPI_Allreduce(MPI_IN_PLACE, lowest.data(), 4, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD);
+  MPI_Allreduce(MPI_IN_PLACE, highest.data(), 4, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  CHECK((lowest.array() == highest.array()).all());
+}
+
+TEST_CASE("MpiCommunicator: a stop in on_fit_begin on one rank keeps every rank from starting", "[mpi]") {
+  struct StopAtBegin {
+    int rank = 0;
+    bool on_fit_begin(dptrain::TrainContext<double>&) { return world_rank() == rank; }
+  } stop{.rank = world_size() - 1};
+  const auto data = test::linear_data<double>(64, 3, 1);
+  const dptrain::LinearRegression<double> model(3);
+  dptrain::Vector<double> theta = model.init_parameters();
+  const dptrain::FitReport report = dptrain::DataParallelTrainer({.threads = 2, .batch_size = 16, .epochs = 5},
+                                                                 dptrain::Sgd{.lr = 0.01}, dptrain::MpiCommunicator{})
+                                        .fit(model, theta, data, stop);
+  CHECK(report.steps == 0);
+  CHECK(report.stopped_by_callback);
+}
