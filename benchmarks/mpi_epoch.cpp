@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+// mpi_epoch: seconds per Fashion-MNIST epoch under mpiexec (MpiCommunicator, funneled or multiple)
+// or in one process (single), and the share of the step spent reducing (the aggregate phase).
+//   mpiexec -np 2 --bind-to none benchmarks/mpi_epoch funneled 1 mlp    # 2 ranks x 1 thread
+//   benchmarks/mpi_epoch single 2 mlp                                   # 1 rank x 2 threads
+// benchmarks/mpi_rounds.sh runs them in alternating rounds.
+#include <dptrain/dptrain.hpp>
+#include <dptrain/mpi/mpi_communicator.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "common/fashion_mnist_data.hpp"
+
+namespace {
+
+template <class Model>
+void epochs(const Model& model, const std::string& mode, dptrain::Index threads,
+            const dptrain::DenseDataset<float, dptrain::Label>& data) {
+  dptrain::Vector<float> theta = model.init_parameters(1);
+  const dptrain::TrainerOptions options{.threads = threads, .batch_size = 256, .epochs = 2, .seed = 1};
+  const dptrain::Momentum momentum{.lr = 0.05, .momentum = 0.9};
+  const dptrain::MpiCommunicator mpi{.threading = mode == "multiple" ? dptrain::MpiThreading::multiple
+                                                                     : dptrain::MpiThreading::funneled};
+  const dptrain::FitReport report = mode == "single"
+                                        ? dptrain::DataParallelTrainer(options, momentum).fit(model, theta, data)
+                                        : dptrain::DataParallelTrainer(options, momentum, mpi).fit(model, theta, data);
+  double aggregate = 0, total = 0;
+  for (const dptrain::WorkerReport& worker : report.workers) {
+    aggregate += worker.aggregate;
+    total += worker.seconds();
+  }
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  if (rank == 0)
+    std::printf("%s ranks %d threads %ld: %.4f s/epoch, aggregate share %.3f\n", mode.c_str(), ranks, long(threads),
+                report.seconds / static_cast<double>(report.epochs), aggregate / total);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  const std::string mode = argc > 1 ? argv[1] : "funneled";
+  const dptrain::Index threads = argc > 2 ? std::atoi(argv[2]) : 1;
+  const std::string model = argc > 3 ? argv[3] : "mlp";
+  const examples::FashionMnist fashion = examples::load_fashion_mnist();
+  if (model == "mlp")
+    epochs(dptrain::Mlp<float>({784, 256, 10}), mode, threads, fashion.train);
+  else
+    epochs(dptrain::SoftmaxRegression<float>(784, 10), mode, threads, fashion.train);
+  MPI_Finalize();
+}
