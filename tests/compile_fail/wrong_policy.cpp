@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Must NOT compile: each DPTRAIN_CASE hands the trainer a type that breaks one concept (a policy,
-// the model, the data set), or a set of arguments that cannot be placed. tests/CMakeLists.txt builds each case and requires the
-// compiler's output to carry the sentence for that case.
+// the model, the data set), or a set of arguments that cannot be placed. tests/CMakeLists.txt
+// compiles each case with g++ and clang++ (compile_fail/first_error.cmake) and requires the
+// sentence for that case in the first error line.
 #include "dptrain/dptrain.hpp"
 
 namespace {

@@ -68,8 +68,8 @@ TEST_CASE("WarmupSchedule: validate checks warmup_steps and the inner schedule",
   CHECK_NOTHROW(dptrain::WarmupSchedule<>{.warmup_steps = 0}.validate());
   CHECK_THAT(validation_error(dptrain::WarmupSchedule<>{.warmup_steps = -1}),
              Contains("dptrain::WarmupSchedule: warmup_steps must be >= 0") && Contains("got -1"));
-  CHECK_THAT(validation_error(dptrain::WarmupSchedule<dptrain::CosineSchedule>{.warmup_steps = 10,
-                                                                               .after = {.total_steps = -1}}),
+  CHECK_THAT(validation_error(
+                 dptrain::WarmupSchedule<dptrain::CosineSchedule>{.warmup_steps = 10, .after = {.total_steps = -1}}),
              Contains("dptrain::CosineSchedule: total_steps must be >= 0"));
   CHECK_THAT(validation_error(dptrain::WarmupSchedule<>{.warmup_epochs = -0.5}),
              Contains("dptrain::WarmupSchedule: warmup_epochs must be finite and >= 0") && Contains("got -0.5"));

@@ -314,9 +314,9 @@ class TrainingStep {
     out.leave =
         totals.failures > 0 || totals.stop_requests > 0 || (!finite && opt_.on_non_finite == NonFinitePolicy::stop);
     if (!out.leave) my.report.samples += static_cast<Index>(my.part.samples);  // a step taken (or skipped)
-    if (me.rank == 0 && totals.failures > 0 && !errors_)  // it failed in another process
-      errors_.keep(std::make_exception_ptr(error("dptrain::DataParallelTrainer: another process failed at step " +
-                                                 std::to_string(my.step))));
+    if (me.rank == 0 && totals.failures > 0 && !errors_)                       // it failed in another process
+      errors_.keep(std::make_exception_ptr(
+          error("dptrain::DataParallelTrainer: another process failed at step " + std::to_string(my.step))));
     if (me.rank == 0 && totals.failures == 0 && totals.stop_requests == 0 && !finite &&
         opt_.on_non_finite == NonFinitePolicy::stop)
       errors_.keep(std::make_exception_ptr(non_finite_error(
