@@ -66,9 +66,9 @@ write("fuzz_idx", "regress-zero-images-of-2p62-pixels", idx(DOUBLE | IMAGES_ONLY
 write("fuzz_idx", "regress-gzip-without-trailer", idx(IMAGES_ONLY, gz(images(1, 1, 2))[:-8], b""))
 
 
-# --- CSV: flags, parameter, delimiter byte, [label name], file ----------------------------------
-def csv(flags, parameter=0, delimiter=b",", name=b"", text=b""):
-    return bytes([flags, parameter]) + delimiter + name + text
+# --- CSV: flags, parameter, delimiter byte, skip_lines byte, [label name], file -----------------
+def csv(flags, parameter=0, delimiter=b",", name=b"", text=b"", skip=0):
+    return bytes([flags, parameter]) + delimiter + bytes([skip]) + name + text
 
 
 HEADER = 1
@@ -91,6 +91,21 @@ write("fuzz_csv", "raw-delimiter-pipe", csv(HEADER | RAW_DELIMITER | BY_INDEX | 
 write("fuzz_csv", "contradictory-options", csv(HEADER | NAME_AND_INDEX | D_D, 0x21, b",", b"y", b"y,x\n1,2\n"))
 write("fuzz_csv", "index-beyond-columns", csv(BY_INDEX | F_F, 5, b",", b"", b"1,2\n"))
 write("fuzz_csv", "one-column", csv(F_F, 0, b",", b"", b"1\n2\n"))
+# scikit-learn's layouts: iris.csv (a line of counts, then rows) and boston_house_prices.csv (a
+# line of counts, then a header); the line of counts read as a header; skip_lines = -1.
+IRIS = b"150,4,setosa,versicolor,virginica\n5.1,3.5,1.4,0.2,0\n4.9,3.0,1.4,0.2,0\n"
+BOSTON = b'506,13\n"CRIM","ZN","MEDV"\n0.00632,18,24\n0.02731,0,21.6\n'
+write("fuzz_csv", "sklearn-iris-skip-1", csv(D_LABEL, 0, b",", b"", IRIS, skip=1))
+write("fuzz_csv", "sklearn-iris-count-line-as-header", csv(HEADER | F_LABEL, 0, b",", b"", IRIS))
+write("fuzz_csv", "sklearn-boston-skip-1-header", csv(HEADER | BY_NAME | D_D, 4, b",", b"MEDV", BOSTON, skip=1))
+write("fuzz_csv", "sklearn-boston-no-header", csv(D_D, 0, b",", b"", BOSTON))
+write("fuzz_csv", "skip-lines-negative", csv(F_F, 0, b",", b"", b"a,b\n1,2\n", skip=255))
+write("fuzz_csv", "skip-blank-and-binary-lines", csv(HEADER | F_F, 0, b",", b"", b"\n\x00\xff,\x1b[31m\na,b\n1,2\n", skip=2))
+# gzip: whole, cut short before its trailer; a UTF-8 byte-order mark; bytes that messages must escape.
+write("fuzz_csv", "gzip-header-skip-1", csv(HEADER | D_D, 0, b",", b"", gz(b"# title\nx,y\n1,2\n3,4\n"), skip=1))
+write("fuzz_csv", "gzip-cut-short", csv(F_F, 0, b",", b"", gz(b"1,2\n3,4\n")[:-8]))
+write("fuzz_csv", "utf8-bom", csv(HEADER | BY_NAME | F_F, 1, b",", b"a", b"\xef\xbb\xbfa,b\n1,2\n"))
+write("fuzz_csv", "binary-field", csv(HEADER | BY_NAME | F_LABEL, 1, b",", b"z", b"a,\x01\x80\xff\"\\,y\n1,\x00\x9b,3\n"))
 
 
 # --- LIBSVM: flags, feature count, class mask, file ---------------------------------------------

@@ -2,15 +2,11 @@
 // read_idx_images, read_idx_labels, read_idx: MNIST / Fashion-MNIST IDX files, plain or gzipped.
 #pragma once
 
-#include <zlib.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <string>
-#include <system_error>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -18,6 +14,7 @@
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/data/dense_dataset.hpp"
+#include "dptrain/detail/gzip_input.hpp"
 
 namespace dptrain {
 
@@ -45,62 +42,19 @@ inline constexpr std::uint32_t labels_magic = 0x00000801;  // unsigned bytes, 1 
   return hex(magic) + " (not an IDX file)";
 }
 
-// One IDX file opened through zlib: gzread decompresses a gzip stream (magic 1f 8b) and copies
-// any other file through unchanged, reading large requests straight into the caller's buffer.
+// One IDX file, plain or gzipped (detail::gzip::Input), with the reads of the IDX layout.
 // `owner` is the reader that opened it ("dptrain::read_idx_images"), for its error messages.
-class Input {
+class Input : public gzip::Input {
  public:
-  Input(const std::string& path, const char* owner) : path_(path), owner_(owner) {
-    errno = 0;
-    file_ = gzopen(path.c_str(), "rb");
-    if (file_ == nullptr) {
-      const int code = errno;
-      throw parse_error(owner_, path_, "byte 0",
-                        "cannot open the file: " +
-                            (code != 0 ? std::generic_category().message(code) : std::string("out of memory")));
-    }
-    gzbuffer(file_, 1U << 17);           // must precede the first read, gzdirect included
-    compressed_ = gzdirect(file_) == 0;  // looks for the gzip magic 1f 8b
-  }
-  Input(const Input&) = delete;
-  Input& operator=(const Input&) = delete;
-  ~Input() { gzclose(file_); }
-
-  // "byte N", where N counts decompressed bytes for a gzipped file.
-  [[nodiscard]] std::string where(std::uint64_t offset) const {
-    return "byte " + std::to_string(offset) + (compressed_ ? " of the decompressed data" : "");
-  }
-
-  // Reads up to `count` bytes; fewer only at the end of the file. Throws on read errors and on
-  // corrupt gzip data.
-  std::size_t read(unsigned char* destination, std::size_t count) {
-    std::size_t done = 0;
-    while (done < count) {
-      const std::size_t request = std::min<std::size_t>(count - done, std::size_t{1} << 30);
-      const int got = gzread(file_, destination + done, static_cast<unsigned>(request));
-      if (got < 0) fail();
-      if (got == 0) break;
-      done += static_cast<std::size_t>(got);
-    }
-    if (done < count) {
-      // A gzip stream cut short reads as the end of the file (Z_BUF_ERROR); anything else is an
-      // error of its own (a bad CRC, a read failure) and is reported as such.
-      int code = Z_OK;
-      gzerror(file_, &code);
-      if (code != Z_OK && code != Z_BUF_ERROR) fail();
-      cut_short_ = code == Z_BUF_ERROR;
-    }
-    offset_ += done;
-    return done;
-  }
+  Input(const std::string& path, const char* owner) : gzip::Input(path, owner, "byte 0") {}
 
   // Reads a big-endian 32-bit field of the header.
   [[nodiscard]] std::uint32_t read_u32(const char* what) {
     unsigned char b[4];
-    const std::uint64_t at = offset_;
+    const std::uint64_t at = offset();
     const std::size_t got = read(b, 4);
     if (got < 4) {
-      throw parse_error(owner_, path_, where(at),
+      throw parse_error(owner(), path(), where(at),
                         std::string("expected the ") + what +
                             " (4 bytes, big-endian) in the IDX header, file ends after " + std::to_string(at + got) +
                             " bytes");
@@ -112,7 +66,7 @@ class Input {
   // data arrives, so a header that promises more than the file holds is reported without first
   // allocating what it promises.
   [[nodiscard]] std::vector<unsigned char> read_data(std::uint64_t count, const std::string& what) {
-    const std::uint64_t start = offset_;
+    const std::uint64_t start = offset();
     constexpr std::uint64_t largest_block = std::uint64_t{16} << 20;
     std::uint64_t block = std::uint64_t{64} << 10;  // doubles up to largest_block
     std::vector<unsigned char> bytes;
@@ -123,7 +77,7 @@ class Input {
       const std::size_t got = read(bytes.data() + before, request);
       if (got < request) {
         const std::uint64_t have = before + got;
-        throw parse_error(owner_, path_, where(start + have),
+        throw parse_error(owner(), path(), where(start + have),
                           "expected " + std::to_string(count) + " bytes of " + what + " starting at byte " +
                               std::to_string(start) + ", file ends after " + std::to_string(have) + " of them");
       }
@@ -135,46 +89,23 @@ class Input {
   // Trailing bytes mean the header and the data disagree (or two files were concatenated).
   void expect_end() {
     unsigned char extra = 0;
-    const std::uint64_t at = offset_;
+    const std::uint64_t at = offset();
     if (read(&extra, 1) != 0) {
       throw parse_error(
-          owner_, path_, where(at),
+          owner(), path(), where(at),
           "expected the end of the file after " + std::to_string(at) + " bytes (header and data), found more bytes");
     }
-    // All data came out, but without the gzip trailer its CRC-32 was never checked.
-    if (cut_short_)
-      throw parse_error(owner_, path_, where(at),
-                        "the gzip data is cut short: its CRC-32 and length trailer are missing");
+    expect_complete();
   }
 
   void expect_magic(std::uint32_t expected, const char* kind) {
     const std::uint32_t found = read_u32("magic number");
     if (found != expected) {
       throw parse_error(
-          owner_, path_, "byte 0",
+          owner(), path(), "byte 0",
           "expected the magic number " + hex(expected) + " (IDX " + kind + "), found " + describe_magic(found));
     }
   }
-
-  [[nodiscard]] std::uint64_t offset() const noexcept { return offset_; }
-  [[nodiscard]] const char* owner() const noexcept { return owner_; }
-
- private:
-  [[noreturn]] void fail() const {
-    int code = Z_OK;
-    const char* message = gzerror(file_, &code);
-    std::string text = message != nullptr ? message : "";
-    if (code == Z_ERRNO) text = std::generic_category().message(errno);
-    throw parse_error(owner_, path_, where(offset_),
-                      std::string(compressed_ ? "cannot decompress the gzip data: " : "cannot read the file: ") + text);
-  }
-
-  std::string path_;
-  const char* owner_;
-  gzFile file_ = nullptr;
-  bool compressed_ = false;
-  bool cut_short_ = false;  // the gzip stream ended before its trailer
-  std::uint64_t offset_ = 0;
 };
 
 [[nodiscard]] inline std::uint64_t checked_count(const Input& in, const std::string& path, std::uint64_t n,
