@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 // libsvm_train: like liblinear's `train`: logistic or softmax regression on any LIBSVM file,
-// on every core, then the model written to a text file.
+// on every core, then the model written to a text file; or, with -v k, k-fold cross-validation.
 #include <dptrain/dptrain.hpp>
 
 #include <CLI/CLI.hpp>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,7 @@ struct Options {
   dptrain::Index epochs = 10;
   double lr = 0.1;
   std::uint64_t seed = 1;
+  dptrain::Index folds = 0;  // -v k: cross-validate instead of writing a model (0: off)
 };
 
 // The model file: a header line per field, then θ one value per line (layout in docs/models.md).
@@ -55,6 +58,35 @@ int train(const Model& model, const std::string& type, const dptrain::LibsvmData
   return 0;
 }
 
+// liblinear's `train -v k`: k-fold cross-validation, each fold's model trained from scratch on the
+// other folds and scored on its own; the accuracy over all samples, in liblinear's words. The
+// folds are stratified, so each holds every class's share; one fold's copy is held at a time.
+template <class Model>
+int cross_validate(const Model& model, const dptrain::LibsvmData<float, dptrain::Label>& data, const Options& o) {
+  const dptrain::KFold cv = dptrain::k_fold(data.data, {.folds = o.folds, .seed = o.seed, .stratified = true});
+  dptrain::DataParallelTrainer trainer(
+      {.threads = o.threads, .batch_size = o.batch, .epochs = o.epochs, .seed = o.seed}, dptrain::Momentum{.lr = o.lr});
+  dptrain::Index correct = 0;
+  for (dptrain::Index i = 0; i < cv.folds(); ++i) {
+    const auto [train, validation] = cv.split(data.data, i);
+    dptrain::Vector<float> theta = model.init_parameters(o.seed);
+    trainer.fit(model, theta, train);
+    const double accuracy = dptrain::accuracy(model, theta, validation, o.threads);
+    correct += std::llround(accuracy * static_cast<double>(validation.size()));
+    std::printf("fold %ld of %ld: trained on %ld samples, %.2f%% of %ld held-out samples right\n", long(i + 1),
+                long(cv.folds()), long(train.size()), 100 * accuracy, long(validation.size()));
+  }
+  std::printf("Cross Validation Accuracy = %g%%\n",
+              100.0 * static_cast<double>(correct) / static_cast<double>(data.data.size()));
+  return 0;
+}
+
+template <class Model>
+int run(const Model& model, const std::string& type, const dptrain::LibsvmData<float, dptrain::Label>& data,
+        const Options& o) {
+  return o.folds > 0 ? cross_validate(model, data, o) : train(model, type, data, o);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -69,7 +101,11 @@ int main(int argc, char** argv) try {
   app.add_option("--batch", o.batch, "global minibatch size")->check(CLI::PositiveNumber);
   app.add_option("--epochs", o.epochs, "passes over the data")->check(CLI::PositiveNumber);
   app.add_option("--lr", o.lr, "learning rate (momentum SGD)")->check(CLI::PositiveNumber);
-  app.add_option("--seed", o.seed, "seed of the shuffle");
+  app.add_option("--seed", o.seed, "seed of the shuffle (and of the folds of -v)");
+  app.add_option("-v", o.folds,
+                 "k-fold cross-validation (k >= 2): print the cross-validation accuracy instead of writing a model")
+      ->type_name("k")
+      ->check(CLI::Range(dptrain::Index{2}, std::numeric_limits<dptrain::Index>::max()).description(""));
   CLI11_PARSE(app, argc, argv);
   if (o.model_file.empty()) o.model_file = o.train_file + ".model";
 
@@ -80,9 +116,9 @@ int main(int argc, char** argv) try {
   if (classes < 2) throw dptrain::error("the training file has fewer than two classes");
   if (o.model == "logistic" || (o.model == "auto" && classes == 2)) {
     if (classes != 2) throw dptrain::error("logistic regression needs exactly two classes");
-    return train(dptrain::SparseLogisticRegression<float>(data.data.dim()), "logistic", data, o);
+    return run(dptrain::SparseLogisticRegression<float>(data.data.dim()), "logistic", data, o);
   }
-  return train(dptrain::SparseSoftmaxRegression<float>(data.data.dim(), classes), "softmax", data, o);
+  return run(dptrain::SparseSoftmaxRegression<float>(data.data.dim(), classes), "softmax", data, o);
 } catch (const std::exception& e) {
   std::fprintf(stderr, "libsvm_train: %s\n", e.what());
   return 1;

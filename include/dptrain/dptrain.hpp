@@ -21,8 +21,10 @@
 
 #include "dptrain/data/dense_dataset.hpp"
 #include "dptrain/data/sparse_dataset.hpp"
+#include "dptrain/data/k_fold.hpp"
 #include "dptrain/data/min_max_scaler.hpp"
 #include "dptrain/data/standardizer.hpp"
+#include "dptrain/data/subset.hpp"
 #include "dptrain/data/train_validation_split.hpp"
 
 #include "dptrain/io/checkpoint.hpp"

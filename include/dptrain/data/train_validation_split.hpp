@@ -4,9 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
-#include <limits>
-#include <numeric>
-#include <random>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,34 +12,32 @@
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/data/dense_dataset.hpp"
+#include "dptrain/data/sparse_dataset.hpp"
+#include "dptrain/data/subset.hpp"
+#include "dptrain/detail/permutation.hpp"
 
 namespace dptrain {
 
 namespace detail::split {
 
-// A uniform draw from [0, bound] by rejection: std::uniform_int_distribution's algorithm
-// differs between standard libraries, std::mt19937_64's output does not.
-[[nodiscard]] inline std::uint64_t draw_at_most(std::mt19937_64& engine, std::uint64_t bound) {
-  if (bound == std::numeric_limits<std::uint64_t>::max()) return engine();
-  const std::uint64_t range = bound + 1;
-  const std::uint64_t limit =
-      std::numeric_limits<std::uint64_t>::max() - std::numeric_limits<std::uint64_t>::max() % range;
-  std::uint64_t x = engine();
-  while (x >= limit) x = engine();
-  return x % range;
-}
+// The split of either kind of data set: the same rows for the same seed and row count.
+template <class Data>
+[[nodiscard]] std::pair<Data, Data> split_rows(const Data& data, double validation_fraction, std::uint64_t seed) {
+  data.validate();
+  if (!(validation_fraction > 0.0 && validation_fraction < 1.0))
+    throw invalid_argument("dptrain::train_validation_split: validation_fraction must be in (0, 1), got " +
+                           std::to_string(validation_fraction));
+  const Index n = data.size();
+  const auto validation = static_cast<Index>(std::llround(validation_fraction * static_cast<double>(n)));
+  if (validation == 0 || validation == n)
+    throw invalid_argument("dptrain::train_validation_split: " + std::to_string(n) + " rows with fraction " +
+                           std::to_string(validation_fraction) + " leave the " +
+                           (validation == 0 ? "validation" : "training") + " set empty");
 
-template <class S, class T>
-[[nodiscard]] DenseDataset<S, T> take_rows(const DenseDataset<S, T>& data, const std::vector<Index>& order,
-                                           std::size_t begin, std::size_t end) {
-  const auto count = static_cast<Index>(end - begin);
-  DenseDataset<S, T> part{RowMatrix<S>(count, data.dim()), Vector<T>(count)};
-  for (Index i = 0; i < count; ++i) {
-    const Index row = order[begin + static_cast<std::size_t>(i)];
-    part.features.row(i) = data.features.row(row);
-    part.targets[i] = data.targets[row];
-  }
-  return part;
+  const std::vector<Index> order = seeded_permutation(n, seed);
+  const std::span<const Index> rows(order);
+  const auto train_rows = static_cast<std::size_t>(n - validation);
+  return {subset(data, rows.first(train_rows)), subset(data, rows.subspan(train_rows))};
 }
 
 }  // namespace detail::split
@@ -72,26 +68,24 @@ template <class S, class T>
 [[nodiscard]] std::pair<DenseDataset<S, T>, DenseDataset<S, T>> train_validation_split(const DenseDataset<S, T>& data,
                                                                                        double validation_fraction,
                                                                                        std::uint64_t seed) {
-  data.validate();
-  if (!(validation_fraction > 0.0 && validation_fraction < 1.0))
-    throw invalid_argument("dptrain::train_validation_split: validation_fraction must be in (0, 1), got " +
-                           std::to_string(validation_fraction));
-  const Index n = data.size();
-  const auto validation = static_cast<Index>(std::llround(validation_fraction * static_cast<double>(n)));
-  if (validation == 0 || validation == n)
-    throw invalid_argument("dptrain::train_validation_split: " + std::to_string(n) + " rows with fraction " +
-                           std::to_string(validation_fraction) + " leave the " +
-                           (validation == 0 ? "validation" : "training") + " set empty");
+  return detail::split::split_rows(data, validation_fraction, seed);
+}
 
-  std::vector<Index> order(static_cast<std::size_t>(n));
-  std::iota(order.begin(), order.end(), Index{0});
-  std::mt19937_64 engine(seed);
-  for (std::size_t i = order.size() - 1; i > 0; --i)
-    std::swap(order[i], order[static_cast<std::size_t>(detail::split::draw_at_most(engine, i))]);
-
-  const auto train_rows = static_cast<std::size_t>(n - validation);
-  return {detail::split::take_rows(data, order, 0, train_rows),
-          detail::split::take_rows(data, order, train_rows, order.size())};
+/**
+ * @brief Splits a sparse data set into a training and a validation set after a seeded shuffle:
+ * for the same seed and row count, the same rows as the dense train_validation_split(), in the
+ * same order.
+ *
+ * @throws dptrain::invalid_argument as the dense one, and when `features` is not compressed.
+ *
+ * @code
+ * auto [train, validation] = dptrain::train_validation_split(libsvm.data, 0.2, 42);
+ * @endcode
+ */
+template <class S, class T>
+[[nodiscard]] std::pair<SparseDataset<S, T>, SparseDataset<S, T>> train_validation_split(
+    const SparseDataset<S, T>& data, double validation_fraction, std::uint64_t seed) {
+  return detail::split::split_rows(data, validation_fraction, seed);
 }
 
 }  // namespace dptrain
