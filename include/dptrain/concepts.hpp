@@ -420,6 +420,11 @@ concept FitsRun = Schedule<S> && requires(const S& s, const RunLength& length) {
  *   process with its shard of the team's reduced gradient; sums the shard over processes in place;
  * - `all_reduce(StepScalars&)`: called by thread 0 of each process; sums the fields over processes.
  *   Its result must be the same on every process: every decision is taken from it.
+ *
+ * Optionally, `std::string first_failure(std::string_view mine)`: called by thread 0 of every
+ * process once the scalars count a failure, with what this process threw (empty if nothing);
+ * returns the same sentence everywhere, e.g. "rank 2 failed: <what()>", which the processes that
+ * did not fail throw. Without it they throw "another process failed".
  */
 template <class G>
 concept ProcessGroup = requires(const G& g, const TeamMember& me, VectorMap<float> f, VectorMap<double> d,

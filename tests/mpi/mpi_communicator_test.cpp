@@ -4,6 +4,10 @@
 #include <catch2/catch.hpp>
 #include <mpi.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -104,7 +108,9 @@ TEST_CASE("MpiCommunicator: an exception on one rank ends fit() on every rank at
   if (world_rank() == world_size() - 1)
     CHECK_THROWS_AS(trainer.fit(model, theta, data), Boom);
   else
-    CHECK_THROWS_WITH(trainer.fit(model, theta, data), Contains("another process failed at step"));
+    CHECK_THROWS_WITH(trainer.fit(model, theta, data),
+                      Contains("at step 2, rank " + std::to_string(world_size() - 1) + " failed: boom on rank " +
+                               std::to_string(world_size() - 1)));
 }
 
 TEST_CASE("MpiCommunicator: a stop request on one rank stops every rank at the same step", "[mpi]") {
@@ -137,4 +143,96 @@ TEST_CASE("MpiCommunicator: a stop in on_fit_begin on one rank keeps every rank 
                                         .fit(model, theta, data, stop);
   CHECK(report.steps == 0);
   CHECK(report.stopped_by_callback);
+}
+
+TEST_CASE("MpiCommunicator: hooks know their rank; ProgressBar and MetricsLog write on rank 0 only", "[mpi]") {
+  struct Ranks {
+    Index rank = -1, ranks = -1;
+    void on_fit_begin(dptrain::TrainContext<double>& ctx) {
+      rank = ctx.rank;
+      ranks = ctx.ranks;
+    }
+  } seen;
+  const bool every_rank = GENERATE(false, true);
+  std::ostringstream progress_text, log_text;
+  dptrain::ProgressBar progress(progress_text, {.interactive = false, .every_rank = every_rank});
+  dptrain::MetricsLog log(log_text, {.every_rank = every_rank});
+  const auto data = test::linear_data<double>(64, 3, 1);
+  const dptrain::LinearRegression<double> model(3);
+  dptrain::Vector<double> theta = model.init_parameters();
+  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 16, .epochs = 2}, dptrain::Sgd{.lr = 0.01},
+                               dptrain::MpiCommunicator{})
+      .fit(model, theta, data, seen, progress, log);
+  CHECK(seen.rank == world_rank());
+  CHECK(seen.ranks == world_size());
+  const bool writes = world_rank() == 0 || every_rank;
+  CHECK(progress_text.str().empty() == !writes);
+  CHECK(log_text.str().empty() == !writes);
+  if (writes) CHECK_THAT(progress_text.str(), Contains("epoch 2/2 done"));
+}
+
+TEST_CASE("MpiCommunicator: a checkpoint written by rank 0 resumes every rank bitwise", "[mpi]") {
+  // One path for the job: rank 0's process id.
+  long id = static_cast<long>(getpid());
+  MPI_Bcast(&id, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  const std::string path = "dptrain_mpi_resume_" + std::to_string(id) + ".ckpt";
+  const auto data = test::cluster_data<double>(45, 5, 3, 11);
+  const dptrain::Mlp<double> model({5, 7, 3});
+  dptrain::TrainerOptions options{.threads = 2, .batch_size = 8, .epochs = 4, .seed = 9};
+  const dptrain::Adam adam{.lr = 0.01};
+  dptrain::Vector<double> uninterrupted = model.init_parameters(3);
+  dptrain::DataParallelTrainer(options, adam, dptrain::MpiCommunicator{}).fit(model, uninterrupted, data);
+
+  dptrain::Vector<double> theta = model.init_parameters(3);
+  dptrain::Checkpoint checkpoint(model, path, {.every_steps = 9, .every_epochs = 0, .at_end = false});
+  options.max_steps = 9;  // stops in the middle of the second epoch (6 steps per epoch)
+  dptrain::DataParallelTrainer(options, adam, dptrain::MpiCommunicator{}).fit(model, theta, data, checkpoint);
+  CHECK(checkpoint.saves() == (world_rank() == 0 ? 1 : 0));
+  MPI_Barrier(MPI_COMM_WORLD);  // rank 0 has written the file
+
+  options.max_steps = 0;
+  dptrain::Vector<double> resumed = model.init_parameters(5);  // θ comes from the checkpoint
+  dptrain::TrainingState<double> state = dptrain::load_checkpoint(path, model, resumed);
+  CHECK(state.step == 9);
+  dptrain::DataParallelTrainer(options, adam, dptrain::MpiCommunicator{}).resume(model, resumed, data, state);
+  CHECK((resumed.array() == uninterrupted.array()).all());
+
+  // A rank resuming from another position: every rank is told, none hangs.
+  if (world_size() > 1) {
+    state = dptrain::load_checkpoint(path, model, resumed);
+    if (world_rank() == 1) {
+      state.step -= 1;
+      state.epoch_step -= 1;
+    }
+    CHECK_THROWS_WITH(
+        dptrain::DataParallelTrainer(options, adam, dptrain::MpiCommunicator{}).resume(model, resumed, data, state),
+        Contains("resumed step differ"));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) std::remove(path.c_str());
+}
+
+TEST_CASE("MpiCommunicator: replicas of theta that drift apart fail every rank at the next check", "[mpi]") {
+  if (world_size() < 2) return;
+  struct Nudge {  // the last rank changes θ behind the trainer's back after step 3
+    bool on_step_end(dptrain::TrainContext<double>& ctx) {
+      if (ctx.rank == ctx.ranks - 1 && ctx.step == 3) ctx.theta[0] += 1e-9;
+      return false;
+    }
+  } nudge;
+  const auto data = test::linear_data<double>(64, 3, 1);
+  const dptrain::LinearRegression<double> model(3);
+  dptrain::Vector<double> theta = model.init_parameters();
+  const dptrain::TrainerOptions options{.threads = 2, .batch_size = 8, .epochs = 3};
+  // Checked every 2 steps: the drift after step 3 is found at step 4, on every rank.
+  CHECK_THROWS_WITH(dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01},
+                                                 dptrain::MpiCommunicator{.check_replicas_every = 2})
+                        .fit(model, theta, data, nudge),
+                    Contains("at step 4, the replicas of theta differ"));
+  // The same run without the nudge passes its checks.
+  theta = model.init_parameters();
+  const dptrain::FitReport report = dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01},
+                                                                 dptrain::MpiCommunicator{.check_replicas_every = 1})
+                                        .fit(model, theta, data);
+  CHECK(report.steps == 24);
 }

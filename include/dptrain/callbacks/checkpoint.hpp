@@ -14,9 +14,10 @@ namespace dptrain {
 
 /// When Checkpoint saves.
 struct CheckpointOptions {
-  Index every_steps = 0;   ///< after every this many optimizer steps (0: not by steps)
-  Index every_epochs = 1;  ///< after every this many epochs (0: not by epochs)
-  bool at_end = true;      ///< when fit() returns normally
+  Index every_steps = 0;    ///< after every this many optimizer steps (0: not by steps)
+  Index every_epochs = 1;   ///< after every this many epochs (0: not by epochs)
+  bool at_end = true;       ///< when fit() returns normally
+  bool every_rank = false;  ///< several processes (MPI): every rank writes `path`, not only rank 0
 };
 
 /**
@@ -27,6 +28,11 @@ struct CheckpointOptions {
  * when a step save and an epoch save fall on the same step. Saving runs on the hook's thread while
  * the workers wait: one pass over θ and the optimizer state, plus an fsync. Having an on_step_end
  * hook costs the trainer one barrier per step even with every_steps = 0.
+ *
+ * In a run of several processes (MPI) rank 0 writes, unless `every_rank` (for ranks without a
+ * shared file system; give each its own path). Every rank then resumes from that file: resume()
+ * takes θ and the optimizer state from rank 0, and the ranks check that they resume at the same
+ * step (docs/distributed.md).
  *
  * @tparam M the Model being trained (held by reference: it must outlive the fit() calls)
  *
@@ -76,6 +82,7 @@ class Checkpoint {
  private:
   void save(const TrainContext<scalar_type>& ctx) {
     if (ctx.step == last_step_) return;  // the same position: a step save and an epoch save
+    if (ctx.rank != 0 && !options_.every_rank) return;
     save_checkpoint(path_, model_, ctx.theta, ctx.state);
     last_step_ = ctx.step;
     ++saves_;

@@ -27,6 +27,7 @@ enum class LogFormat {
 /// Options of MetricsLog.
 struct MetricsLogOptions {
   LogFormat format = LogFormat::csv;
+  bool every_rank = false;  ///< several processes (MPI): write on every rank, not only on rank 0
 };
 
 /**
@@ -41,6 +42,9 @@ struct MetricsLogOptions {
  * the epoch's seconds, and shows the worst worker: with a straggler, `wait` is the time the
  * fastest worker spent waiting for it. CSV writes a header line in on_fit_begin (so one per
  * fit()); JSON lines write one object per epoch with the same keys.
+ *
+ * In a run of several processes (MPI) only rank 0 writes, unless `every_rank` (then each rank
+ * needs a stream of its own); the phase columns are that rank's workers'.
  *
  * Hooks run on the thread that called fit() while the other workers wait; a row costs one
  * formatted write (and a flush). Pass the Evaluate callback to fit() before this one; both it
@@ -81,6 +85,8 @@ class MetricsLog {
   /// Writes the CSV header; resets the per-epoch differences.
   template <class Scalar>
   void on_fit_begin(TrainContext<Scalar>& ctx) {
+    silent_ = ctx.rank != 0 && !options_.every_rank;
+    if (silent_) return;
     previous_.assign(ctx.report.workers.size(), WorkerReport{});
     if (options_.format == LogFormat::csv) {
       const std::vector<std::string> names = columns();
@@ -91,6 +97,7 @@ class MetricsLog {
 
   template <class Scalar>
   void on_epoch_begin(TrainContext<Scalar>& ctx) {
+    if (silent_) return;
     epoch_start_ = clock::now();
     epoch_samples_ = ctx.report.samples;
   }
@@ -99,6 +106,7 @@ class MetricsLog {
   /// @throws dptrain::error if the Evaluate callback has no value for this epoch (passed after this one).
   template <class Scalar>
   void on_epoch_end(TrainContext<Scalar>& ctx) {
+    if (silent_) return;
     const double seconds = std::chrono::duration<double>(clock::now() - epoch_start_).count();
     const double throughput = seconds > 0 ? static_cast<double>(ctx.report.samples - epoch_samples_) / seconds : 0.0;
     WorkerReport worst;
@@ -158,6 +166,7 @@ class MetricsLog {
   std::vector<WorkerReport> previous_;
   clock::time_point epoch_start_ = clock::now();
   Index epoch_samples_ = 0;
+  bool silent_ = false;  // another rank than 0 writes nothing unless every_rank
 };
 
 }  // namespace dptrain

@@ -26,6 +26,7 @@ struct ProgressBarOptions {
   double refresh_seconds = 0.1;  ///< live bar: redraw at most this often (and at every epoch end)
   Index steps_per_epoch = 0;     ///< 0: the trainer's plan (TrainContext::steps_per_epoch)
   Index epochs = 0;              ///< 0: the trainer's plan (TrainContext::total_epochs)
+  bool every_rank = false;       ///< several processes (MPI): print on every rank, not only on rank 0
 };
 
 /**
@@ -37,7 +38,9 @@ struct ProgressBarOptions {
  * writes one compact line per epoch ("epoch 2/10 done: loss 0.39, 217208 samples/s, 0.253 s"),
  * and with `every_steps` also one every that many steps. The library
  * writes nothing anywhere unless you construct this callback; it writes only to the stream it
- * was given, and does not change the stream's formatting flags.
+ * was given, and does not change the stream's formatting flags. In a run of several processes
+ * (MPI) it prints on rank 0 only, unless `every_rank`: the loss and samples it shows are the
+ * global step's.
  *
  * Hooks run on the thread that called fit() while the other workers wait. It declares
  * on_step_end, which costs the trainer one barrier per step, plus the formatting of a line on
@@ -67,6 +70,7 @@ class ProgressBar {
 
   template <class Scalar>
   void on_fit_begin(TrainContext<Scalar>& ctx) {
+    silent_ = ctx.rank != 0 && !options_.every_rank;
     fit_start_ = clock::now();
     first_step_ = ctx.step;
     steps_per_epoch_ = options_.steps_per_epoch > 0 ? options_.steps_per_epoch : ctx.steps_per_epoch;
@@ -80,6 +84,7 @@ class ProgressBar {
 
   template <class Scalar>
   void on_epoch_begin(TrainContext<Scalar>& ctx) {
+    if (silent_) return;
     epoch_start_ = clock::now();
     last_draw_ = epoch_start_;
     epoch_ = ctx.epoch;
@@ -92,6 +97,7 @@ class ProgressBar {
 
   template <class Scalar>
   void on_step_end(TrainContext<Scalar>& ctx) {
+    if (silent_) return;
     const Index samples = ctx.report.samples - last_samples_;
     last_samples_ = ctx.report.samples;
     if (std::isfinite(ctx.loss)) {
@@ -111,6 +117,7 @@ class ProgressBar {
 
   template <class Scalar>
   void on_epoch_end(TrainContext<Scalar>& ctx) {
+    if (silent_) return;
     const clock::time_point now = clock::now();
     const Index in_epoch = ctx.step - epoch_first_step_;
     if (interactive_) {
@@ -125,6 +132,7 @@ class ProgressBar {
 
   template <class Scalar>
   void on_fit_end(TrainContext<Scalar>&) {
+    if (silent_) return;
     if (line_open_) out_->put('\n');  // a hook stopped training mid-epoch
     line_open_ = false;
     out_->flush();
@@ -212,6 +220,7 @@ class ProgressBar {
   ProgressBarOptions options_;
   bool interactive_;
   bool line_open_ = false;
+  bool silent_ = false;  // another rank than 0 prints nothing unless every_rank
   clock::time_point fit_start_ = clock::now(), epoch_start_ = fit_start_, last_draw_ = fit_start_;
   Index first_step_ = 0, steps_per_epoch_ = 0, epochs_ = 0, total_steps_ = 0, every_ = 0;
   Index epoch_ = 0, epoch_first_step_ = 0, epoch_first_samples_ = 0, last_samples_ = 0, loss_samples_ = 0;

@@ -62,6 +62,7 @@ struct RunSignature {
   Index max_steps = 0;           ///< step limit (0: none)
   Index accumulation_steps = 1;  ///< minibatches per optimizer step
   std::uint64_t seed = 0;        ///< the shuffle's seed
+  Index start_step = 0;          ///< the step a resumed run starts after (0: a new run)
   std::string_view model;        ///< the model's type (compiler-specific name)
   std::string_view optimizer;    ///< the optimizer's type (compiler-specific name)
 };

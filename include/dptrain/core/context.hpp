@@ -35,6 +35,10 @@ struct TrainContext {
   /// Where a resumed run would start (see DataParallelTrainer::resume): after a complete epoch
   /// already the next one. What save_checkpoint writes besides θ.
   const TrainingState<Scalar>& state;
+  // The processes of the run (MPI ranks; one process: 0 of 1). Every process runs the hooks at
+  // the same steps with the same θ and loss; ProgressBar, MetricsLog and Checkpoint act on rank 0.
+  Index rank = 0;   ///< this process's rank in the run
+  Index ranks = 1;  ///< the run's processes
 };
 
 }  // namespace dptrain

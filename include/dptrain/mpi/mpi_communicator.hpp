@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <string>
@@ -68,6 +69,10 @@ enum class MpiThreading {
 struct MpiCommunicator {
   MPI_Comm comm = MPI_COMM_WORLD;                   ///< the ranks that train together
   MpiThreading threading = MpiThreading::funneled;  ///< who calls MPI
+  /// Compare a checksum of θ across the ranks every this many steps (and before the first), and
+  /// fail the step on every rank if the replicas differ (0: never). A check costs one pass over θ
+  /// on thread 0 and an all-reduce of two integers.
+  Index check_replicas_every = 0;
 
   /// One fit()'s view of the ranks. Its collectives are called as ProcessGroup says.
   class Group {
@@ -77,10 +82,12 @@ struct MpiCommunicator {
     [[nodiscard]] Index first_worker() const noexcept { return state_->first_worker; }
     [[nodiscard]] Index workers() const noexcept { return state_->workers; }
 
-    /// θ from rank 0 to every rank (the thread that called fit()).
+    /// θ from rank 0 to every rank (the thread that called fit()); θ is kept for the replica check.
     template <class Scalar>
     void broadcast(VectorMap<Scalar> theta) const {
       check(MPI_Bcast(theta.data(), count(theta.size()), type<Scalar>(), 0, state_->comm), "MPI_Bcast");
+      state_->theta = {theta.data(), theta.size() * static_cast<Index>(sizeof(Scalar))};
+      state_->reductions = 0;
     }
 
     /// Collective over the team: sums every thread's shard over the ranks, in place.
@@ -101,13 +108,35 @@ struct MpiCommunicator {
       me.barrier();  // every sum is back
     }
 
-    /// Thread 0 of each rank: the step's scalars summed over the ranks.
+    /// Thread 0 of each rank: the step's scalars summed over the ranks; every check_replicas_every
+    /// reductions (one per step) also θ's checksum, a failure on every rank if they differ.
     void all_reduce(StepScalars& scalars) const {
+      State& s = *state_;
       std::array<double, 6> fields = scalars.to_array();
-      check(MPI_Allreduce(MPI_IN_PLACE, fields.data(), static_cast<int>(fields.size()), MPI_DOUBLE, MPI_SUM,
-                          state_->comm),
+      check(MPI_Allreduce(MPI_IN_PLACE, fields.data(), static_cast<int>(fields.size()), MPI_DOUBLE, MPI_SUM, s.comm),
             "MPI_Allreduce");
       scalars = StepScalars::from_array(fields);
+      if (s.check_every > 0 && s.reductions++ % s.check_every == 0 && !replicas_agree(s)) {
+        scalars.failures += 1;  // the same on every rank: all leave at this step
+        s.reason = "the replicas of theta differ across ranks (checksums compared every " +
+                   std::to_string(s.check_every) +
+                   " steps): a rank changed theta outside the trainer, or computes differently";
+      }
+    }
+
+    /// Thread 0 of every rank after a failure: "rank r failed: what()" for the lowest rank that
+    /// threw (`mine`: what this rank threw, empty if nothing), or the replica check's finding.
+    [[nodiscard]] std::string first_failure(std::string_view mine) const {
+      const State& s = *state_;
+      int first = mine.empty() ? std::numeric_limits<int>::max() : static_cast<int>(s.rank);
+      check(MPI_Allreduce(MPI_IN_PLACE, &first, 1, MPI_INT, MPI_MIN, s.comm), "MPI_Allreduce");
+      if (first == std::numeric_limits<int>::max()) return s.reason;
+      std::string text(first == s.rank ? mine : std::string_view{});
+      int length = static_cast<int>(std::min<std::size_t>(text.size(), 4096));
+      check(MPI_Bcast(&length, 1, MPI_INT, first, s.comm), "MPI_Bcast");
+      text.resize(static_cast<std::size_t>(length));
+      check(MPI_Bcast(text.data(), length, MPI_CHAR, first, s.comm), "MPI_Bcast");
+      return "rank " + std::to_string(first) + " failed: " + text;
     }
 
    private:
@@ -124,6 +153,10 @@ struct MpiCommunicator {
     struct State {
       MPI_Comm comm = MPI_COMM_NULL;  // this fit()'s duplicate of the user's communicator
       MpiThreading threading = MpiThreading::funneled;
+      Index check_every = 0;  // check_replicas_every
+      Index reductions = 0;   // of the step's scalars since θ's broadcast
+      Shard theta;            // θ as bytes, for the replica check
+      std::string reason;     // why this group failed the step itself (replicas differ)
       Index rank = 0, size = 1, first_worker = 0, workers = 1;
       std::vector<Index> threads_per_rank;  // every rank's team size
       std::vector<Shard> shards;            // funneled: each thread's shard, for thread 0
@@ -161,6 +194,21 @@ struct MpiCommunicator {
         while (cuts[i] >= begins[shard] + s.shards[shard].size) ++shard;
         s.segments.push_back({shard, cuts[i] - begins[shard], cuts[i + 1] - cuts[i]});
       }
+    }
+
+    // Every rank: whether θ's bytes hash alike everywhere (max of h and of ~h gives max and min).
+    static bool replicas_agree(const State& s) {
+      const auto* bytes = static_cast<const unsigned char*>(s.theta.data);
+      std::uint64_t h = 0x243F6A8885A308D3ULL;
+      for (Index i = 0; i < s.theta.size; i += 8) {
+        std::uint64_t word = 0;
+        std::memcpy(&word, bytes + i, static_cast<std::size_t>(std::min<Index>(8, s.theta.size - i)));
+        h = (h ^ word) * 0x9E3779B97F4A7C15ULL;
+        h ^= h >> 29;
+      }
+      std::array<unsigned long long, 2> high = {h, ~h};
+      check(MPI_Allreduce(MPI_IN_PLACE, high.data(), 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, s.comm), "MPI_Allreduce");
+      return high[0] == ~high[1];
     }
 
     template <class Scalar>
@@ -220,7 +268,11 @@ struct MpiCommunicator {
     std::vector<long long> teams(static_cast<std::size_t>(size));
     Group::check(MPI_Allgather(&mine, 1, MPI_LONG_LONG, teams.data(), 1, MPI_LONG_LONG, s.comm), "MPI_Allgather");
     s.threads_per_rank.assign(teams.begin(), teams.end());
-    compare_runs(s.comm, run);
+    compare_runs(s.comm, run, check_replicas_every);
+    if (check_replicas_every < 0)  // the same on every rank, once compared
+      throw invalid_argument("dptrain::MpiCommunicator: check_replicas_every must be >= 0 (0: never), got " +
+                             std::to_string(check_replicas_every));
+    s.check_every = check_replicas_every;
     s.shards.resize(static_cast<std::size_t>(threads));
     if (threading == MpiThreading::multiple) {
       if (std::any_of(teams.begin(), teams.end(), [&](long long t) { return t != mine; }))
@@ -236,17 +288,18 @@ struct MpiCommunicator {
  private:
   // Every rank: the minimum and maximum of each field over the ranks; a field whose two differ
   // is named in the exception, thrown on every rank alike.
-  static void compare_runs(MPI_Comm comm, const RunSignature& run) {
+  static void compare_runs(MPI_Comm comm, const RunSignature& run, Index check_every) {
     const auto hash = [](std::string_view text) {  // FNV-1a
       unsigned long long h = 1469598103934665603ULL;
       for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
       return h;
     };
     const auto value = [](Index v) { return static_cast<unsigned long long>(v); };
-    constexpr int fields = 9;
-    const std::array<const char*, fields> names = {"theta's length", "data set size", "batch_size",
-                                                   "epochs",         "max_steps",     "accumulation_steps",
-                                                   "seed",           "model type",    "optimizer type"};
+    constexpr int fields = 11;
+    const std::array<const char*, fields> names = {"theta's length", "data set size",       "batch_size",
+                                                   "epochs",         "max_steps",           "accumulation_steps",
+                                                   "seed",           "model type",          "optimizer type",
+                                                   "resumed step",   "check_replicas_every"};
     const std::array<unsigned long long, fields> values = {value(run.parameters),
                                                            value(run.samples),
                                                            value(run.batch_size),
@@ -255,7 +308,9 @@ struct MpiCommunicator {
                                                            value(run.accumulation_steps),
                                                            run.seed,
                                                            hash(run.model),
-                                                           hash(run.optimizer)};
+                                                           hash(run.optimizer),
+                                                           value(run.start_step),
+                                                           value(check_every)};
     std::array<unsigned long long, fields> low = values, high = values;
     Group::check(MPI_Allreduce(MPI_IN_PLACE, low.data(), fields, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm),
                  "MPI_Allreduce");

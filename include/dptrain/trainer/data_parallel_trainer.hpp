@@ -205,11 +205,11 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
         theta_(theta),
         plan_(opt_, data.size()),
         schedule_(for_run(trainer.schedule_, plan_.length())),
-        group_(trainer.communicator_.connect(opt_.threads, signature(theta, data))),
+        group_(trainer.communicator_.connect(opt_.threads, signature(theta, data, from))),
         step_({opt_, plan_, model, theta, data, group_, state_, errors_, trainer.worker_, trainer.partitioner_,
                trainer.aggregator_, trainer.optimizer_, schedule_}),
         hooks_(opt_.threads),
-        record_(plan_, theta, state_, opt_.threads, callbacks...) {
+        record_(plan_, theta, state_, opt_.threads, group_.rank(), group_.size(), callbacks...) {
     if constexpr (requires { schedule_.validate(); }) schedule_.validate();
     state_.plan = plan_.sampler();
     if (from != nullptr) resume_from(*from);
@@ -237,9 +237,7 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
         thread_main();
       }
     }
-    if (agreed.failures > 0 && !errors_)
-      errors_.keep(
-          std::make_exception_ptr(error("dptrain::DataParallelTrainer: another process failed before the first step")));
+    if (agreed.failures > 0) step_.note_failure("before the first step");
     if (agreed.stop_requests > 0) record_.report().stopped_by_callback = true;
     if (outermost) Eigen::setNbThreads(eigen_threads);
     const Clock::time_point end = Clock::now();
@@ -344,7 +342,7 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
   }
 
   // What every process of the run must share (compared across processes by the communicator).
-  RunSignature signature(VectorRef<Scalar> theta, const D& data) const {
+  RunSignature signature(VectorRef<Scalar> theta, const D& data, const TrainingState<Scalar>* from) const {
     return {.parameters = theta.size(),
             .samples = data.size(),
             .batch_size = opt_.batch_size,
@@ -352,6 +350,7 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
             .max_steps = opt_.max_steps,
             .accumulation_steps = opt_.accumulation_steps,
             .seed = opt_.seed,
+            .start_step = from != nullptr ? from->step : 0,
             .model = typeid(M).name(),
             .optimizer = typeid(O).name()};
   }

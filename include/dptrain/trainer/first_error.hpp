@@ -3,6 +3,7 @@
 #pragma once
 
 #include <exception>
+#include <string>
 #include <utility>
 
 #include "dptrain/core/omp.hpp"
@@ -39,6 +40,18 @@ class FirstError {
 
   /// Whether an exception is kept; read it only where no thread may still keep one.
   [[nodiscard]] explicit operator bool() const noexcept { return static_cast<bool>(error_); }
+
+  /// The kept exception's what() (empty if none); read it only where no thread may still keep one.
+  [[nodiscard]] std::string message() const {
+    if (!error_) return {};
+    try {
+      std::rethrow_exception(error_);
+    } catch (const std::exception& e) {
+      return e.what();
+    } catch (...) {
+      return "an exception not derived from std::exception";
+    }
+  }
 
   /// Rethrows the kept exception, if any, with its original type.
   void rethrow() const {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <span>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -243,9 +244,24 @@ class TrainingStep {
     Slot& my = slot(me.rank);
     my.part = {.failures = my.failed ? 1.0 : 0.0};
     const StepScalars totals = scalars_.all_reduce(me, my.part, group_);
-    if (me.rank == 0 && totals.failures > 0 && !errors_)
-      errors_.keep(std::make_exception_ptr(
-          error("dptrain::DataParallelTrainer: another process failed at the end of training")));
+    if (me.rank == 0 && totals.failures > 0) note_failure("at the end of training");
+  }
+
+  /**
+   * @brief Thread 0 of every process, once the reduced scalars count a failure (collective with
+   * several processes): a process that did not fail keeps an error naming the failing process and
+   * its message, `when` it happened ("at step 7"); the failing one keeps its own exception.
+   */
+  void note_failure(const std::string& when) noexcept {
+    if (group_.size() == 1) return;  // the failure is this process's own, kept where it was thrown
+    std::string what = "another process failed";
+    if constexpr (requires { group_.first_failure(std::string_view{}); }) {
+      errors_.guard([&] {
+        std::string first = group_.first_failure(errors_.message());
+        if (!first.empty()) what = std::move(first);
+      });
+    }
+    if (!errors_) errors_.keep(std::make_exception_ptr(error("dptrain::DataParallelTrainer: " + when + ", " + what)));
   }
 
  private:
@@ -314,9 +330,7 @@ class TrainingStep {
     out.leave =
         totals.failures > 0 || totals.stop_requests > 0 || (!finite && opt_.on_non_finite == NonFinitePolicy::stop);
     if (!out.leave) my.report.samples += static_cast<Index>(my.part.samples);  // a step taken (or skipped)
-    if (me.rank == 0 && totals.failures > 0 && !errors_)                       // it failed in another process
-      errors_.keep(std::make_exception_ptr(
-          error("dptrain::DataParallelTrainer: another process failed at step " + std::to_string(my.step))));
+    if (me.rank == 0 && totals.failures > 0) note_failure("at step " + std::to_string(my.step));
     if (me.rank == 0 && totals.failures == 0 && totals.stop_requests == 0 && !finite &&
         opt_.on_non_finite == NonFinitePolicy::stop)
       errors_.keep(std::make_exception_ptr(non_finite_error(
