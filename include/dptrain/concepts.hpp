@@ -12,6 +12,7 @@
 #include <span>
 #include <utility>
 #include <type_traits>
+#include <vector>
 
 #include "dptrain/core/communication.hpp"
 #include "dptrain/core/gradient_buffers.hpp"
@@ -76,6 +77,9 @@ concept ValidatesData = requires(const M& m, const typename M::batch_type& batch
  * - `void validate(const batch_type&) const` throws dptrain::invalid_argument on data that do not
  *   fit (feature count, labels out of range).
  *
+ * Optional: `std::vector<IndexRange> bias_ranges() const`, the parts of θ that are biases
+ * (DeclaresBiases), which an optimizer with `decay_biases = false` does not decay.
+ *
  * Calls are made concurrently from several threads, each with its own workspace and gradient.
  *
  * @code
@@ -106,6 +110,41 @@ concept ValidatesData = requires(const M& m, const typename M::batch_type& batch
 template <class M>
 concept Model =
     ModelTypes<M> && HasParameterCount<M> && MakesWorkspace<M> && ComputesLossAndGradient<M> && ValidatesData<M>;
+
+/**
+ * @brief A model that says which parts of θ are biases (intercepts): `m.bias_ranges()` returns
+ * them as IndexRanges of θ, in increasing order, disjoint, within [0, num_parameters()).
+ *
+ * Optional for a Model. An optimizer with `decay_biases = false` (Sgd, Momentum, Adam, AdamW,
+ * AdaGrad, RMSProp) applies its weight decay to every other element of θ and none to these, as
+ * scikit-learn leaves the intercept unpenalised; DataParallelTrainer calls bias_ranges() once
+ * per fit(), and throws dptrain::invalid_argument when such an optimizer meets a model without it.
+ *
+ * @code
+ * // DeclaresBiases: a line with an intercept, ℓ = ½(w·x + b − y)², θ = [w, b]; θ[1] is the bias.
+ * struct LineWithIntercept : Line {
+ *   dptrain::Index num_parameters() const { return 2; }
+ *   double loss_and_gradient(dptrain::ConstVectorRef<double> w, const batch_type& b, dptrain::VectorRef<double> g,
+ *                            workspace_type& ws) const {
+ *     for (dptrain::Index i = 0; i < b.size(); ++i) {
+ *       const double r = w[0] * b.features(i, 0) + w[1] - b.targets[i];
+ *       g[0] += r * b.features(i, 0);
+ *       g[1] += r;
+ *     }
+ *     return loss(w, b, ws);
+ *   }
+ *   double loss(dptrain::ConstVectorRef<double> w, const batch_type& b, workspace_type&) const {
+ *     return 0.5 * (b.features.col(0).array() * w[0] + w[1] - b.targets.array()).matrix().squaredNorm();
+ *   }
+ *   std::vector<dptrain::IndexRange> bias_ranges() const { return {{.begin = 1, .size = 1}}; }
+ * };
+ * static_assert(dptrain::DeclaresBiases<LineWithIntercept>);
+ * @endcode
+ */
+template <class M>
+concept DeclaresBiases = Model<M> && requires(const M& m) {
+  { m.bias_ranges() } -> std::convertible_to<std::vector<IndexRange>>;
+};
 
 /**
  * @brief A model that can predict: `m.predict(θ, batch, out, ws)` writes one prediction per row

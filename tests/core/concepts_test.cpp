@@ -2,7 +2,9 @@
 // concepts.hpp: the short conforming example of each concept (the same code as its documentation).
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <span>
+#include <vector>
 
 #include "dptrain/dptrain.hpp"
 
@@ -41,6 +43,26 @@ struct PredictingLine : Line {
   }
 };
 static_assert(dptrain::Predictor<PredictingLine>);
+
+// DeclaresBiases: a line with an intercept, ℓ = ½(w·x + b − y)², θ = [w, b]; θ[1] is the bias.
+struct LineWithIntercept : Line {
+  dptrain::Index num_parameters() const { return 2; }
+  double loss_and_gradient(dptrain::ConstVectorRef<double> w, const batch_type& b, dptrain::VectorRef<double> g,
+                           workspace_type& ws) const {
+    for (dptrain::Index i = 0; i < b.size(); ++i) {
+      const double r = w[0] * b.features(i, 0) + w[1] - b.targets[i];
+      g[0] += r * b.features(i, 0);
+      g[1] += r;
+    }
+    return loss(w, b, ws);
+  }
+  double loss(dptrain::ConstVectorRef<double> w, const batch_type& b, workspace_type&) const {
+    return 0.5 * (b.features.col(0).array() * w[0] + w[1] - b.targets.array()).matrix().squaredNorm();
+  }
+  std::vector<dptrain::IndexRange> bias_ranges() const { return {{.begin = 1, .size = 1}}; }
+};
+static_assert(dptrain::DeclaresBiases<LineWithIntercept>);
+static_assert(!dptrain::DeclaresBiases<Line>);
 
 // DatasetOf: DenseDataset is the usual one; any type with these members is a data set.
 static_assert(dptrain::DatasetOf<dptrain::DenseDataset<double>, Line::batch_type>);
@@ -169,4 +191,33 @@ TEST_CASE("concepts: each concept's documented example trains", "[core]") {
   CHECK(report.workers[0].samples == 64 * 40);  // the first worker took every sample
   CHECK(report.workers[1].samples == 0);
   CHECK(w[0] == Approx(2.0).epsilon(1e-6));
+}
+
+TEST_CASE("concepts: the DeclaresBiases example keeps its intercept out of the weight decay", "[core]") {
+  using namespace concepts_examples;
+  // y = 2x + 1 exactly; with λ/2·w² on the slope only, the minimiser of (1/n)Σ½(wx + b − y)² + λ/2·w²
+  // is w = cov(x, y) / (var(x) + λ), b = ȳ − w·x̄ (variances over n).
+  dptrain::RowMatrix<double> x(32, 1);
+  dptrain::Vector<double> y(32);
+  for (dptrain::Index i = 0; i < 32; ++i) {
+    x(i, 0) = -1.0 + 0.0625 * static_cast<double>(i);
+    y[i] = 2 * x(i, 0) + 1;
+  }
+  const double lambda = 0.5, mean_x = x.mean(), mean_y = y.mean();
+  const double var_x = (x.col(0).array() - mean_x).square().mean();
+  const double cov_xy = ((x.col(0).array() - mean_x) * (y.array() - mean_y)).mean();
+  const double slope = cov_xy / (var_x + lambda), intercept = mean_y - slope * mean_x;
+  const dptrain::DenseDataset<double> data{.features = x, .targets = y};
+  dptrain::Vector<double> w = dptrain::Vector<double>::Zero(2);
+  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 32, .epochs = 400},
+                               dptrain::Sgd{.lr = 0.5, .weight_decay = lambda, .decay_biases = false})
+      .fit(LineWithIntercept{}, w, data);
+  CHECK(w[0] == Approx(slope).epsilon(1e-9));
+  CHECK(w[1] == Approx(intercept).epsilon(1e-9));
+  CHECK(std::abs(intercept - 1.0) > 0.01);  // the decay moved the slope, and so the intercept
+  // Line declares no biases: decay_biases = false is refused rather than silently ignored.
+  dptrain::Vector<double> v = dptrain::Vector<double>::Zero(1);
+  CHECK_THROWS_AS(dptrain::DataParallelTrainer({.threads = 2, .batch_size = 32}, dptrain::Sgd{.decay_biases = false})
+                      .fit(Line{}, v, data),
+                  dptrain::invalid_argument);
 }

@@ -138,3 +138,12 @@ TEMPLATE_TEST_CASE("LinearRegression: predict writes w dot x plus b for each row
   CHECK_THROWS_WITH(model.predict(theta, p.batch(), out, small), Catch::Contains("the batch has 2 rows"));
   static_assert(dptrain::Predictor<LinearRegression<TestType>>);
 }
+
+TEMPLATE_TEST_CASE("LinearRegression: bias_ranges is the intercept theta[d]", "[models]", float, double) {
+  const LinearRegression<TestType> model(3);
+  static_assert(dptrain::DeclaresBiases<LinearRegression<TestType>>);
+  CHECK(model.bias_ranges() == std::vector<dptrain::IndexRange>{{3, 1}});
+  const RowMatrix<TestType> x = RowMatrix<TestType>::Zero(5, 3);
+  const Vector<TestType> y = dptrain::test::random_vector<TestType>(5, 2.0, 21);
+  dptrain::test::require_biases_are_the_intercepts(model, dptrain::test::random_vector<TestType>(4, 1.0, 22), {x, y});
+}

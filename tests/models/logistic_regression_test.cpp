@@ -156,3 +156,12 @@ TEMPLATE_TEST_CASE("LogisticRegression: predict is 1 exactly where the score is 
                     Catch::Contains("the output has 2 entries"));
   static_assert(dptrain::Predictor<LogisticRegression<TestType>>);
 }
+
+TEMPLATE_TEST_CASE("LogisticRegression: bias_ranges is the intercept theta[d]", "[models]", float, double) {
+  const LogisticRegression<TestType> model(3);
+  static_assert(dptrain::DeclaresBiases<LogisticRegression<TestType>>);
+  CHECK(model.bias_ranges() == std::vector<dptrain::IndexRange>{{3, 1}});
+  const RowMatrix<TestType> x = RowMatrix<TestType>::Zero(5, 3);
+  const Vector<Label> y = dptrain::test::random_labels(5, 2, 23);
+  dptrain::test::require_biases_are_the_intercepts(model, dptrain::test::random_vector<TestType>(4, 1.0, 24), {x, y});
+}

@@ -259,3 +259,14 @@ TEMPLATE_TEST_CASE("Mlp: predict is the argmax of the output scores", "[models]"
   CHECK(a == b);
   static_assert(dptrain::Predictor<Mlp<TestType>>);
 }
+
+TEST_CASE("Mlp: bias_ranges is every layer's b_l", "[models]") {
+  static_assert(dptrain::DeclaresBiases<Mlp<float>> && dptrain::DeclaresBiases<Mlp<double>>);
+  // {4, 6, 5, 3}: W₀ 4·6 = 24 values, b₀ 6, W₁ 6·5 = 30, b₁ 5, W₂ 5·3 = 15, b₂ 3.
+  CHECK(Mlp<double>({4, 6, 5, 3}).bias_ranges() ==
+        std::vector<dptrain::IndexRange>{{24, 6}, {24 + 6 + 30, 5}, {24 + 6 + 30 + 5 + 15, 3}});
+  CHECK(Mlp<float>({784, 256, 10}).bias_ranges() ==
+        std::vector<dptrain::IndexRange>{{784 * 256, 256}, {785 * 256 + 256 * 10, 10}});
+  // One weight layer: the same biases as SoftmaxRegression, whose θ layout it shares.
+  CHECK(Mlp<float>({7, 3}).bias_ranges() == dptrain::SoftmaxRegression<float>(7, 3).bias_ranges());
+}

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "dptrain/concepts.hpp"
 #include "dptrain/core/types.hpp"
@@ -108,6 +109,23 @@ void require_adds_into_gradient(const M& model, const Vector<typename M::scalar_
   Vector<Scalar> shifted = offset;
   model.loss_and_gradient(theta, batch, shifted, ws);
   CHECK((shifted - offset - once).norm() <= tol * (once.norm() + offset.norm()));
+}
+
+/// With every feature 0, a linear model's scores are its intercepts alone, so its gradient is 0 on
+/// every weight (∂z/∂w = x) and not on the intercepts: the non-zero entries of the gradient must be
+/// exactly the elements of model.bias_ranges().
+template <DeclaresBiases M>
+void require_biases_are_the_intercepts(const M& model, const Vector<typename M::scalar_type>& theta,
+                                       const typename M::batch_type& zero_features) {
+  REQUIRE(zero_features.features.norm() == 0);
+  const Vector<typename M::scalar_type> grad = summed_gradient(model, theta, zero_features);
+  std::vector<bool> bias(static_cast<std::size_t>(model.num_parameters()), false);
+  for (const IndexRange& r : model.bias_ranges())
+    for (Index i = r.begin; i < r.end(); ++i) bias.at(static_cast<std::size_t>(i)) = true;
+  for (Index i = 0; i < model.num_parameters(); ++i) {
+    INFO("theta[" << i << "], gradient " << grad[i]);
+    CHECK((grad[i] != 0) == bias[static_cast<std::size_t>(i)]);
+  }
 }
 
 /// An empty batch: both functions return 0 and grad keeps its values bit for bit.

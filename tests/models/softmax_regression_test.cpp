@@ -249,3 +249,12 @@ TEMPLATE_TEST_CASE("SoftmaxRegression: predict is the argmax of the scores, the 
   model.predict(theta, {x.topRows(0), y.head(0)}, empty, ws);
   static_assert(dptrain::Predictor<SoftmaxRegression<TestType>>);
 }
+
+TEMPLATE_TEST_CASE("SoftmaxRegression: bias_ranges is b, the last k values of theta", "[models]", float, double) {
+  const SoftmaxRegression<TestType> model(3, 4);
+  static_assert(dptrain::DeclaresBiases<SoftmaxRegression<TestType>>);
+  CHECK(model.bias_ranges() == std::vector<dptrain::IndexRange>{{12, 4}});
+  const RowMatrix<TestType> x = RowMatrix<TestType>::Zero(6, 3);
+  const Vector<Label> y = dptrain::test::random_labels(6, 4, 25);
+  dptrain::test::require_biases_are_the_intercepts(model, dptrain::test::random_vector<TestType>(16, 1.0, 26), {x, y});
+}

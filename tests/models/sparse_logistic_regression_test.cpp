@@ -103,3 +103,8 @@ TEST_CASE("SparseLogisticRegression: empty batches and bad calls", "[models]") {
                     Catch::Contains("the gradient has 7"));
   CHECK_THROWS_AS(model.make_workspace(-1), dptrain::invalid_argument);
 }
+
+TEST_CASE("SparseLogisticRegression: bias_ranges is LogisticRegression's", "[models]") {
+  static_assert(dptrain::DeclaresBiases<SparseLogisticRegression<double>>);
+  CHECK(SparseLogisticRegression<double>(9).bias_ranges() == dptrain::LogisticRegression<double>(9).bias_ranges());
+}

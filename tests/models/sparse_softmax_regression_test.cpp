@@ -168,3 +168,8 @@ TEST_CASE("SparseSoftmaxRegression: DataParallelTrainer learns it and matches de
   dptrain::DataParallelTrainer(shuffled, dptrain::Sgd{.lr = 0.5}).fit(model, one, data);
   CHECK(test::relative_error(sparse_shuffled, one) <= 1e-12);
 }
+
+TEST_CASE("SparseSoftmaxRegression: bias_ranges is SoftmaxRegression's", "[models]") {
+  static_assert(dptrain::DeclaresBiases<SparseSoftmaxRegression<float>>);
+  CHECK(SparseSoftmaxRegression<float>(9, 4).bias_ranges() == dptrain::SoftmaxRegression<float>(9, 4).bias_ranges());
+}

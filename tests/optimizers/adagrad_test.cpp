@@ -61,6 +61,10 @@ TEMPLATE_TEST_CASE("AdaGrad: slicing theta gives bitwise the same result", "[opt
   check_slicing_invariance<TestType>(dptrain::AdaGrad{.lr = 0.1, .weight_decay = 0.01});
 }
 
+TEMPLATE_TEST_CASE("AdaGrad: decay_biases = false takes no decay term on the biases", "[optimizers]", float, double) {
+  check_biases_not_decayed<TestType>(dptrain::AdaGrad{.lr = 0.1, .weight_decay = 0.3});
+}
+
 TEST_CASE("AdaGrad: validate rejects bad hyperparameters and names the value", "[optimizers]") {
   CHECK_NOTHROW(dptrain::AdaGrad{}.validate());
   CHECK_THAT(validation_error(dptrain::AdaGrad{.lr = 0.0}), Contains("dptrain::AdaGrad: lr must") && Contains("got 0"));

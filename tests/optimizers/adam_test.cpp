@@ -87,6 +87,10 @@ TEMPLATE_TEST_CASE("Adam: slicing theta gives bitwise the same result", "[optimi
   check_slicing_invariance<TestType>(dptrain::Adam{.lr = 0.01, .beta2 = 0.99, .weight_decay = 0.01});
 }
 
+TEMPLATE_TEST_CASE("Adam: decay_biases = false takes no decay term on the biases", "[optimizers]", float, double) {
+  check_biases_not_decayed<TestType>(dptrain::Adam{.lr = 0.01, .beta2 = 0.99, .weight_decay = 0.3});
+}
+
 TEST_CASE("Adam: validate rejects bad hyperparameters and names the value", "[optimizers]") {
   CHECK_NOTHROW(dptrain::Adam{}.validate());
   CHECK_NOTHROW(dptrain::Adam{.beta1 = 0.0, .beta2 = 0.0}.validate());

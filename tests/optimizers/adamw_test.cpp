@@ -71,6 +71,10 @@ TEMPLATE_TEST_CASE("AdamW: slicing theta gives bitwise the same result", "[optim
   check_slicing_invariance<TestType>(dptrain::AdamW{.lr = 0.01, .beta1 = 0.8, .weight_decay = 0.1});
 }
 
+TEMPLATE_TEST_CASE("AdamW: decay_biases = false does not shrink the biases", "[optimizers]", float, double) {
+  check_biases_not_decayed<TestType>(dptrain::AdamW{.lr = 0.01, .beta1 = 0.8, .weight_decay = 0.3});
+}
+
 TEST_CASE("AdamW: validate rejects bad hyperparameters and names the value", "[optimizers]") {
   CHECK_NOTHROW(dptrain::AdamW{}.validate());
   CHECK_THAT(validation_error(dptrain::AdamW{.lr = -0.001}),

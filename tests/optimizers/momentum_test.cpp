@@ -80,6 +80,12 @@ TEMPLATE_TEST_CASE("Momentum: slicing theta gives bitwise the same result", "[op
       dptrain::Momentum{.lr = 0.1, .momentum = 0.9, .nesterov = true, .weight_decay = 0.01});
 }
 
+TEMPLATE_TEST_CASE("Momentum: decay_biases = false takes no decay term on the biases", "[optimizers]", float, double) {
+  check_biases_not_decayed<TestType>(dptrain::Momentum{.lr = 0.1, .momentum = 0.9, .weight_decay = 0.3});
+  check_biases_not_decayed<TestType>(
+      dptrain::Momentum{.lr = 0.1, .momentum = 0.9, .nesterov = true, .weight_decay = 0.3});
+}
+
 TEST_CASE("Momentum: validate rejects bad hyperparameters and names the value", "[optimizers]") {
   CHECK_NOTHROW(dptrain::Momentum{}.validate());
   CHECK_NOTHROW(dptrain::Momentum{.momentum = 0.0}.validate());

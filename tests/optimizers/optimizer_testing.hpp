@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <initializer_list>
 #include <random>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,14 +41,34 @@ struct OptimizerState {
   std::array<std::vector<Scalar>, static_cast<std::size_t>(Slots)> state;
 };
 
-/// The UpdateSlice over elements [begin, begin + size) of θ, g and each state vector.
+/// The UpdateSlice over elements [begin, begin + size) of θ, g and each state vector, with `biases`
+/// (relative to begin).
 template <class Scalar, int Slots, std::size_t... K>
 dptrain::UpdateSlice<Scalar, Slots> make_slice(OptimizerState<Scalar, Slots>& s, const std::vector<Scalar>& grad,
-                                               Index begin, Index size, std::index_sequence<K...> /*slots*/) {
+                                               Index begin, Index size, std::index_sequence<K...> /*slots*/,
+                                               std::span<const dptrain::IndexRange> biases = {}) {
   const auto b = static_cast<std::size_t>(begin);
   return {dptrain::VectorMap<Scalar>(s.theta.data() + b, size),
           dptrain::ConstVectorMap<Scalar>(grad.data() + b, size),
-          {dptrain::VectorMap<Scalar>(s.state[K].data() + b, size)...}};
+          {dptrain::VectorMap<Scalar>(s.state[K].data() + b, size)...},
+          biases};
+}
+
+/// The parts of `biases` (ranges of θ) inside [begin, end), relative to begin, as the trainer
+/// hands them to a slice; written here element by element, independently of the trainer's code.
+inline std::vector<dptrain::IndexRange> biases_within(const std::vector<dptrain::IndexRange>& biases, Index begin,
+                                                      Index end) {
+  std::vector<dptrain::IndexRange> within;
+  for (const dptrain::IndexRange& r : biases) {
+    Index first = -1, count = 0;
+    for (Index i = r.begin; i < r.end(); ++i) {
+      if (i < begin || i >= end) continue;
+      if (first < 0) first = i - begin;
+      ++count;
+    }
+    if (count > 0) within.push_back({first, count});
+  }
+  return within;
 }
 
 template <class Scalar>
@@ -59,12 +80,13 @@ std::vector<Scalar> to_scalar(const std::vector<double>& values) {
  * Runs grads.size() steps of `opt` from θ0 and zero state; step t (1-based) uses grads[t−1]
  * and StepInfo{t, lr} (lr = opt.lr unless given). `bounds` (0 = b_0 ≤ b_1 ≤ … = n) splits θ
  * into slices [b_i, b_{i+1}) updated one after another, as the trainer's threads do; empty:
- * one slice over all of θ.
+ * one slice over all of θ. `biases` (ranges of θ) are handed to each slice as its part of them.
  */
 template <class Scalar, dptrain::Optimizer O>
 OptimizerState<Scalar, O::state_slots> run(const O& opt, const std::vector<double>& theta0,
                                            const std::vector<std::vector<double>>& grads,
-                                           std::vector<Index> bounds = {}, double lr = -1.0) {
+                                           std::vector<Index> bounds = {}, double lr = -1.0,
+                                           const std::vector<dptrain::IndexRange>& biases = {}) {
   constexpr int slots = O::state_slots;
   const auto n = static_cast<Index>(theta0.size());
   if (bounds.empty()) bounds = {0, n};
@@ -77,8 +99,9 @@ OptimizerState<Scalar, O::state_slots> run(const O& opt, const std::vector<doubl
     const std::vector<Scalar> grad = to_scalar<Scalar>(g);
     const dptrain::StepInfo info{.step = step, .lr = lr > 0 ? lr : opt.lr};
     for (std::size_t i = 0; i + 1 < bounds.size(); ++i) {
+      const std::vector<dptrain::IndexRange> within = biases_within(biases, bounds[i], bounds[i + 1]);
       opt.update(make_slice(s, grad, bounds[i], bounds[i + 1] - bounds[i],
-                            std::make_index_sequence<static_cast<std::size_t>(slots)>{}),
+                            std::make_index_sequence<static_cast<std::size_t>(slots)>{}, within),
                  info);
     }
   }
@@ -145,6 +168,49 @@ void check_slicing_invariance(const O& opt) {
   for (const std::vector<Index>& bounds : slicings) {
     INFO("slice boundaries " << ::Catch::Detail::stringify(bounds));
     CHECK(same_bits(run<Scalar>(opt, theta0, grads, bounds), whole));
+  }
+}
+
+/**
+ * With decay_biases = false, four steps on 37 pseudo-random parameters whose biases are [10, 14)
+ * and [33, 37): every weight must take bitwise the steps of `opt` with decay_biases = true, and
+ * every bias those of `opt` with weight_decay = 0 (the rules are elementwise), for slicings whose
+ * boundaries fall inside a bias range, on its edges, around it, and for empty slices. Also checks
+ * that the decay changes the biases at all, so that the comparison can fail.
+ */
+template <class Scalar, dptrain::Optimizer O>
+void check_biases_not_decayed(O opt) {
+  constexpr Index n = 37;
+  const std::vector<dptrain::IndexRange> biases{{10, 4}, {33, 4}};
+  const auto is_bias = [&](std::size_t i) {
+    const auto k = static_cast<Index>(i);
+    return (k >= 10 && k < 14) || k >= 33;
+  };
+  const std::vector<double> theta0 = random_vector(n, 6, 1.0);
+  const std::vector<std::vector<double>> grads{random_vector(n, 7), random_vector(n, 8), random_vector(n, 9),
+                                               random_vector(n, 10)};
+  O decayed = opt, undecayed = opt;
+  decayed.decay_biases = true;
+  undecayed.weight_decay = 0.0;
+  opt.decay_biases = false;
+  REQUIRE(opt.weight_decay > 0.0);
+  const auto all = run<Scalar>(decayed, theta0, grads);
+  const auto none = run<Scalar>(undecayed, theta0, grads);
+  for (std::size_t i = 0; i < theta0.size(); ++i)
+    if (is_bias(i)) REQUIRE(all.theta[i] != none.theta[i]);  // else the check below could not fail
+  // With decay_biases = true the biases are decayed as before, whatever the slice says.
+  CHECK(same_bits(run<Scalar>(decayed, theta0, grads, {0, 12, n}, -1.0, biases), all));
+  const std::vector<std::vector<Index>> slicings{{0, n},         {0, 5, 17, n},     {0, 10, 14, n},   {0, 12, n},
+                                                 {0, 11, 13, n}, {0, 9, 15, 33, n}, {0, 0, 34, n, n}, {0, 14, 33, n}};
+  for (const std::vector<Index>& bounds : slicings) {
+    INFO("slice boundaries " << ::Catch::Detail::stringify(bounds));
+    const auto got = run<Scalar>(opt, theta0, grads, bounds, -1.0, biases);
+    for (std::size_t i = 0; i < theta0.size(); ++i) {
+      INFO("element " << i << (is_bias(i) ? " (bias)" : " (weight)"));
+      const auto& expected = is_bias(i) ? none : all;
+      CHECK(got.theta[i] == expected.theta[i]);
+      for (std::size_t k = 0; k < got.state.size(); ++k) CHECK(got.state[k][i] == expected.state[k][i]);
+    }
   }
 }
 

@@ -81,6 +81,11 @@ TEMPLATE_TEST_CASE("RMSProp: slicing theta gives bitwise the same result", "[opt
       dptrain::RMSProp{.lr = 0.001, .alpha = 0.9, .weight_decay = 0.01, .momentum = 0.9});
 }
 
+TEMPLATE_TEST_CASE("RMSProp: decay_biases = false takes no decay term on the biases", "[optimizers]", float, double) {
+  check_biases_not_decayed<TestType>(dptrain::RMSProp{.lr = 0.001, .alpha = 0.9, .weight_decay = 0.3});
+  check_biases_not_decayed<TestType>(dptrain::RMSProp{.lr = 0.001, .alpha = 0.9, .weight_decay = 0.3, .momentum = 0.9});
+}
+
 TEST_CASE("RMSProp: validate rejects bad hyperparameters and names the value", "[optimizers]") {
   CHECK_NOTHROW(dptrain::RMSProp{}.validate());
   CHECK_THAT(validation_error(dptrain::RMSProp{.lr = -0.01}),

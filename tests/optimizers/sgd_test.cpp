@@ -51,6 +51,19 @@ TEMPLATE_TEST_CASE("Sgd: slicing theta gives bitwise the same result", "[optimiz
   check_slicing_invariance<TestType>(dptrain::Sgd{.lr = 0.1, .weight_decay = 0.01});
 }
 
+TEMPLATE_TEST_CASE("Sgd: decay_biases = false takes no decay term on the biases", "[optimizers]", float, double) {
+  // λ = 0.5, lr = 0.1, θ[2] a bias: g' = [0.5 + 0.5, −1 − 1, 2] (no 0.5·θ[2] term)
+  //   θ1 = [1 − 0.1, −2 + 0.2, 0.5 − 0.2] = [0.9, −1.8, 0.3]
+  const dptrain::Sgd sgd{.lr = 0.1, .weight_decay = 0.5, .decay_biases = false};
+  check_close(run<TestType>(sgd, hand_theta0, first_grads(1), {}, -1.0, {{2, 1}}).theta, {0.9, -1.8, 0.3});
+  // The default decays it: θ1[2] = 0.5 − 0.1·(2 + 0.25) = 0.275 (see the weight decay case).
+  check_close(
+      run<TestType>(dptrain::Sgd{.lr = 0.1, .weight_decay = 0.5}, hand_theta0, first_grads(1), {}, -1.0, {{2, 1}})
+          .theta,
+      {0.9, -1.8, 0.275});
+  check_biases_not_decayed<TestType>(dptrain::Sgd{.lr = 0.1, .weight_decay = 0.3});
+}
+
 TEST_CASE("Sgd: validate rejects bad hyperparameters and names the value", "[optimizers]") {
   CHECK_NOTHROW(dptrain::Sgd{}.validate());
   CHECK_THAT(validation_error(dptrain::Sgd{.lr = 0.0}), Contains("dptrain::Sgd: lr must") && Contains("got 0"));

@@ -108,6 +108,12 @@ TEST_CASE("DataParallelTrainer: steps 10 to 100 make no heap allocation", "[trai
                                                test::cluster_data<float>(230, 6, 2, 3), threads, dptrain::AdamW{});
   check_no_allocation<dptrain::SerialAggregator>(dptrain::LinearRegression<float>(6), regression, threads,
                                                  dptrain::RMSProp{});
+  // Weight decay that skips the biases: each slice's biases were cut once, before the first step.
+  check_no_allocation<dptrain::ReduceScatterAggregator>(dptrain::Mlp<float>({6, 16, 3}), classes, threads,
+                                                        dptrain::Adam{.weight_decay = 0.01, .decay_biases = false});
+  check_no_allocation<dptrain::TreeAggregator>(dptrain::LogisticRegression<float>(6),
+                                               test::cluster_data<float>(230, 6, 2, 3), threads,
+                                               dptrain::AdamW{.decay_biases = false});
   // An adaptive partitioner learns every step, in the buffers of its first.
   check_no_allocation<dptrain::ReduceScatterAggregator, dptrain::BalancingPartitioner>(
       dptrain::SoftmaxRegression<float>(6, 3), classes, threads, dptrain::Momentum{});

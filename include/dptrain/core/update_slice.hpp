@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <span>
 
 #include "dptrain/core/types.hpp"
 
@@ -12,12 +13,18 @@ namespace dptrain {
  * @brief The part of θ, of the averaged gradient and of the optimizer state that one thread
  * updates. All members have the same length; slots are the optimizer's state vectors
  * (e.g. Adam's first and second moments), zero at the first step.
+ *
+ * `biases` are the parts of the slice that the model declares as biases (DeclaresBiases), as
+ * offsets from the slice's start, in increasing order and disjoint; an optimizer whose
+ * `decay_biases` is false applies no weight decay to them. Empty when the model declares none
+ * or none falls in this slice. The trainer prepares them once per fit(), so a step allocates nothing.
  */
 template <class Scalar, int Slots>
 struct UpdateSlice {
   VectorMap<Scalar> theta;
   ConstVectorMap<Scalar> grad;
   std::array<VectorMap<Scalar>, static_cast<std::size_t>(Slots)> state;
+  std::span<const IndexRange> biases = {};  ///< the slice's bias ranges, relative to its start
 };
 
 /// Per-step values that every thread's update uses.

@@ -1,15 +1,19 @@
 // SPDX-License-Identifier: MIT
-// Internals shared by the optimizers and schedules: an exact sqrt functor and hyperparameter checks.
+// Internals shared by the optimizers and schedules: an exact sqrt functor, the split of a slice at
+// its biases and hyperparameter checks.
 #pragma once
 
 #include <charconv>
 #include <cmath>
+#include <cstddef>
 #include <limits>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
+#include "dptrain/core/update_slice.hpp"
 
 namespace dptrain::detail {
 
@@ -30,6 +34,41 @@ struct ExactSqrt {
     return sqrt(x);
   }
 };
+
+/// Elements [part.begin, part.end()) of slice `s`: views into the same memory, with no biases.
+template <class Scalar, int Slots>
+[[nodiscard]] UpdateSlice<Scalar, Slots> slice_part(const UpdateSlice<Scalar, Slots>& s, IndexRange part) {
+  // Taken by value: a copy of a view is writable (s is const, its data are not).
+  const auto cut = [&](VectorMap<Scalar> v) { return VectorMap<Scalar>(v.data() + part.begin, part.size); };
+  return [&]<std::size_t... K>(std::index_sequence<K...>) {
+    return UpdateSlice<Scalar, Slots>{
+        cut(s.theta), ConstVectorMap<Scalar>(s.grad.data() + part.begin, part.size), {cut(s.state[K])...}};
+  }
+  (std::make_index_sequence<static_cast<std::size_t>(Slots)>{});
+}
+
+/**
+ * @brief The update of an optimizer `o` whose decay_biases is false: slice `s` in parts, each
+ * bias range of s.biases as `o` with weight_decay = 0 updates it, every other part as `o` does.
+ *
+ * Optimizers call it only when the slice has biases to spare and weight_decay ≠ 0, so their
+ * usual path is the one it was. The parts are views into s with no biases of their own (so
+ * `o.update` on a part takes its usual path); nothing is allocated. The rules are
+ * elementwise and their square roots exact (ExactSqrt), so cutting a slice into parts changes no
+ * bit of any element.
+ */
+template <class O, class Scalar, int Slots>
+void update_sparing_biases(const O& o, const UpdateSlice<Scalar, Slots>& s, const StepInfo& info) {
+  O undecayed = o;
+  undecayed.weight_decay = 0.0;
+  Index at = 0;
+  for (const IndexRange& bias : s.biases) {
+    if (bias.begin > at) o.update(slice_part(s, {at, bias.begin - at}), info);
+    undecayed.update(slice_part(s, bias), info);
+    at = bias.end();
+  }
+  if (at < s.theta.size()) o.update(slice_part(s, {at, s.theta.size() - at}), info);
+}
 
 /// Shortest decimal that round-trips `value` ("0.1", "-1e-08", "nan", "inf").
 [[nodiscard]] inline std::string format_hyperparameter(double value) {

@@ -116,6 +116,13 @@ class Mlp {
   [[nodiscard]] Index weights_offset(Index layer) const { return offsets_[static_cast<std::size_t>(layer)]; }
   /// Where b_l starts in θ, 0 ≤ layer < layers().
   [[nodiscard]] Index bias_offset(Index layer) const { return weights_offset(layer) + width(layer) * width(layer + 1); }
+  /// Every layer's b_l, {bias_offset(l), n_{l+1}}, for an optimizer's decay_biases = false (DeclaresBiases).
+  [[nodiscard]] std::vector<IndexRange> bias_ranges() const {
+    std::vector<IndexRange> ranges;
+    ranges.reserve(static_cast<std::size_t>(layers()));
+    for (Index l = 0; l < layers(); ++l) ranges.push_back({.begin = bias_offset(l), .size = width(l + 1)});
+    return ranges;
+  }
 
   /// Scratch memory for batches of up to `max_rows` ≥ 0 samples (the only allocation).
   /// @throws dptrain::invalid_argument if max_rows < 0.

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "dptrain/core/batch.hpp"
 #include "dptrain/core/errors.hpp"
@@ -77,6 +78,10 @@ class SoftmaxRegression {
 
   /// d·k + k.
   [[nodiscard]] Index num_parameters() const noexcept { return (inputs_ + 1) * classes_; }
+  /// The biases b = θ[d·k … d·k + k − 1], for an optimizer's decay_biases = false (DeclaresBiases).
+  [[nodiscard]] std::vector<IndexRange> bias_ranges() const {
+    return {{.begin = inputs_ * classes_, .size = classes_}};
+  }
   /// d, the number of features per sample.
   [[nodiscard]] Index inputs() const noexcept { return inputs_; }
   /// The architecture, for checkpoints: "softmax_regression <inputs>-<classes>".

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "dptrain/core/batch.hpp"
 #include "dptrain/core/errors.hpp"
@@ -59,6 +60,8 @@ class SparseLogisticRegression {
 
   /// d + 1.
   [[nodiscard]] Index num_parameters() const noexcept { return inputs_ + 1; }
+  /// The intercept b = θ[d], for an optimizer's decay_biases = false (DeclaresBiases).
+  [[nodiscard]] std::vector<IndexRange> bias_ranges() const { return {{.begin = inputs_, .size = 1}}; }
   /// d, the number of features per sample.
   [[nodiscard]] Index inputs() const noexcept { return inputs_; }
   /// The architecture, for checkpoints: "sparse_logistic_regression <inputs>".

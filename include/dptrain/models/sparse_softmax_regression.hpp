@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "dptrain/core/batch.hpp"
 #include "dptrain/core/errors.hpp"
@@ -68,6 +69,10 @@ class SparseSoftmaxRegression {
 
   /// d·k + k.
   [[nodiscard]] Index num_parameters() const noexcept { return (inputs_ + 1) * classes_; }
+  /// The biases b = θ[d·k … d·k + k − 1], for an optimizer's decay_biases = false (DeclaresBiases).
+  [[nodiscard]] std::vector<IndexRange> bias_ranges() const {
+    return {{.begin = inputs_ * classes_, .size = classes_}};
+  }
   /// d, the number of features per sample.
   [[nodiscard]] Index inputs() const noexcept { return inputs_; }
   /// The architecture, for checkpoints: "sparse_softmax_regression <inputs>-<classes>".

@@ -24,6 +24,10 @@ namespace dptrain {
  * zero-initialises state. The square root is correctly rounded (see detail::ExactSqrt), so the
  * result does not depend on how θ is sliced.
  *
+ * With decay_biases = false, the elements the model declares as biases (its bias_ranges(), see
+ * DeclaresBiases; UpdateSlice::biases) take the step of weight_decay = 0, as scikit-learn leaves
+ * the intercept unpenalised. The default, true, decays every element, as before.
+ *
  * @code
  * dptrain::AdaGrad adagrad{.lr = 0.05};
  * @endcode
@@ -32,6 +36,7 @@ struct AdaGrad {
   double lr = 0.01;           ///< learning rate, finite and > 0
   double epsilon = 1e-10;     ///< added to the denominator, finite and > 0
   double weight_decay = 0.0;  ///< L2 coefficient λ ≥ 0, added to the gradient as λθ
+  bool decay_biases = true;   ///< false: no weight decay on the model's biases (DeclaresBiases)
 
   /// One state vector: the sum of squared gradients s.
   static constexpr int state_slots = 1;
@@ -43,6 +48,10 @@ struct AdaGrad {
    */
   template <class Scalar>
   void update(const UpdateSlice<Scalar, state_slots>& s, const StepInfo& info) const {
+    if (!decay_biases && weight_decay != 0.0 && !s.biases.empty()) [[unlikely]] {
+      detail::update_sparing_biases(*this, s, info);
+      return;
+    }
     if (weight_decay != 0.0) {
       apply(s, info, s.grad.array() + static_cast<Scalar>(weight_decay) * s.theta.array());
     } else {

@@ -29,6 +29,10 @@ namespace dptrain {
  * penalty added to the gradient (PyTorch's Adam, not AdamW); for decoupled decay use AdamW.
  * PyTorch's `amsgrad`, `maximize` and `foreach`/`fused` variants are left out.
  *
+ * With decay_biases = false, the elements the model declares as biases (its bias_ranges(), see
+ * DeclaresBiases; UpdateSlice::biases) take the step of weight_decay = 0, as scikit-learn leaves
+ * the intercept unpenalised. The default, true, decays every element, as before.
+ *
  * The square root is correctly rounded for every element (see detail::ExactSqrt), so any
  * split of θ into slices gives bitwise the same result; the θ line is therefore evaluated
  * element by element rather than with SIMD packets.
@@ -43,6 +47,7 @@ struct Adam {
   double beta2 = 0.999;       ///< decay of the second moment v, in [0, 1)
   double epsilon = 1e-8;      ///< added to the denominator, finite and > 0
   double weight_decay = 0.0;  ///< L2 coefficient λ ≥ 0, added to the gradient as λθ
+  bool decay_biases = true;   ///< false: no weight decay on the model's biases (DeclaresBiases)
 
   /// Two state vectors: m (slot 0) and v (slot 1).
   static constexpr int state_slots = 2;
@@ -54,6 +59,10 @@ struct Adam {
    */
   template <class Scalar>
   void update(const UpdateSlice<Scalar, state_slots>& s, const StepInfo& info) const {
+    if (!decay_biases && weight_decay != 0.0 && !s.biases.empty()) [[unlikely]] {
+      detail::update_sparing_biases(*this, s, info);
+      return;
+    }
     if (weight_decay != 0.0) {
       apply(s, info, s.grad.array() + static_cast<Scalar>(weight_decay) * s.theta.array());
     } else {

@@ -27,6 +27,11 @@ namespace dptrain {
  * and the Adam part is evaluated exactly as in dptrain::Adam. With weight_decay = 0 the result
  * is bitwise that of Adam. PyTorch's `amsgrad` and `maximize` are left out.
  *
+ * With decay_biases = false, the elements the model declares as biases (its bias_ranges(), see
+ * DeclaresBiases; UpdateSlice::biases) are not shrunk: they take the step of weight_decay = 0,
+ * bitwise Adam's, as PyTorch users get with a parameter group of weight_decay = 0 for the
+ * biases. The default, true, decays every element, as before.
+ *
  * @code
  * dptrain::AdamW adamw{.lr = 3e-4, .weight_decay = 0.05};
  * @endcode
@@ -37,6 +42,7 @@ struct AdamW {
   double beta2 = 0.999;        ///< decay of the second moment v, in [0, 1)
   double epsilon = 1e-8;       ///< added to the denominator, finite and > 0
   double weight_decay = 0.01;  ///< decoupled decay λ ≥ 0: θ ← θ(1 − lr·λ), with lr·λ < 1
+  bool decay_biases = true;    ///< false: no weight decay on the model's biases (DeclaresBiases)
 
   /// Two state vectors: m (slot 0) and v (slot 1).
   static constexpr int state_slots = 2;
@@ -48,6 +54,10 @@ struct AdamW {
    */
   template <class Scalar>
   void update(const UpdateSlice<Scalar, state_slots>& s, const StepInfo& info) const {
+    if (!decay_biases && weight_decay != 0.0 && !s.biases.empty()) [[unlikely]] {
+      detail::update_sparing_biases(*this, s, info);
+      return;
+    }
     VectorMap<Scalar> theta = s.theta;
     VectorMap<Scalar> m = s.state[0];
     VectorMap<Scalar> v = s.state[1];

@@ -28,6 +28,10 @@ namespace dptrain {
  * PyTorch's `dampening` (v ← μv + (1 − dampening)·g) is left out: it is almost never used,
  * and it would change PyTorch's special first step. PyTorch's `maximize` is left out too.
  *
+ * With decay_biases = false, the elements the model declares as biases (its bias_ranges(), see
+ * DeclaresBiases; UpdateSlice::biases) take the step of weight_decay = 0, as scikit-learn leaves
+ * the intercept unpenalised. The default, true, decays every element, as before.
+ *
  * @code
  * dptrain::Momentum heavy_ball{.lr = 0.1, .momentum = 0.9};
  * dptrain::Momentum nesterov{.lr = 0.1, .momentum = 0.9, .nesterov = true, .weight_decay = 5e-4};
@@ -38,6 +42,7 @@ struct Momentum {
   double momentum = 0.9;      ///< μ in [0, 1)
   bool nesterov = false;      ///< Nesterov's look-ahead form (requires momentum > 0)
   double weight_decay = 0.0;  ///< L2 coefficient λ ≥ 0, added to the gradient as λθ
+  bool decay_biases = true;   ///< false: no weight decay on the model's biases (DeclaresBiases)
 
   /// One state vector: the velocity v.
   static constexpr int state_slots = 1;
@@ -49,6 +54,10 @@ struct Momentum {
    */
   template <class Scalar>
   void update(const UpdateSlice<Scalar, state_slots>& s, const StepInfo& info) const {
+    if (!decay_biases && weight_decay != 0.0 && !s.biases.empty()) [[unlikely]] {
+      detail::update_sparing_biases(*this, s, info);
+      return;
+    }
     if (weight_decay != 0.0) {
       apply(s, info, s.grad.array() + static_cast<Scalar>(weight_decay) * s.theta.array());
     } else {

@@ -27,6 +27,10 @@ namespace dptrain {
  * The square root is correctly rounded (see detail::ExactSqrt), so the result does not depend
  * on how θ is sliced.
  *
+ * With decay_biases = false, the elements the model declares as biases (its bias_ranges(), see
+ * DeclaresBiases; UpdateSlice::biases) take the step of weight_decay = 0, as scikit-learn leaves
+ * the intercept unpenalised. The default, true, decays every element, as before.
+ *
  * @code
  * dptrain::RMSProp rmsprop{.lr = 1e-3, .alpha = 0.9, .momentum = 0.9};
  * @endcode
@@ -37,6 +41,7 @@ struct RMSProp {
   double epsilon = 1e-8;      ///< added to √v, finite and > 0
   double weight_decay = 0.0;  ///< L2 coefficient λ ≥ 0, added to the gradient as λθ
   double momentum = 0.0;      ///< μ in [0, 1); 0 turns the momentum buffer off
+  bool decay_biases = true;   ///< false: no weight decay on the model's biases (DeclaresBiases)
 
   /// Two state vectors: the mean square v (slot 0) and the momentum buffer b (slot 1).
   static constexpr int state_slots = 2;
@@ -48,6 +53,10 @@ struct RMSProp {
    */
   template <class Scalar>
   void update(const UpdateSlice<Scalar, state_slots>& s, const StepInfo& info) const {
+    if (!decay_biases && weight_decay != 0.0 && !s.biases.empty()) [[unlikely]] {
+      detail::update_sparing_biases(*this, s, info);
+      return;
+    }
     if (weight_decay != 0.0) {
       apply(s, info, s.grad.array() + static_cast<Scalar>(weight_decay) * s.theta.array());
     } else {

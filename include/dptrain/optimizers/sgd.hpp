@@ -21,6 +21,10 @@ namespace dptrain {
  * Weight decay is the L2 penalty λ/2·‖θ‖² added to the loss, i.e. λθ added to the gradient
  * (the term is skipped entirely when λ = 0). Keeps no state.
  *
+ * With decay_biases = false, the elements the model declares as biases (its bias_ranges(), see
+ * DeclaresBiases; UpdateSlice::biases) take the step of weight_decay = 0, as scikit-learn leaves
+ * the intercept unpenalised. The default, true, decays every element, as before.
+ *
  * A small copyable value; update() is const, allocates nothing and may be called
  * concurrently on disjoint slices.
  *
@@ -32,17 +36,22 @@ namespace dptrain {
 struct Sgd {
   double lr = 0.01;           ///< learning rate, finite and > 0
   double weight_decay = 0.0;  ///< L2 coefficient λ ≥ 0, added to the gradient as λθ
+  bool decay_biases = true;   ///< false: no weight decay on the model's biases (DeclaresBiases)
 
   /// Sgd keeps no state vectors.
   static constexpr int state_slots = 0;
 
   /**
    * @brief Applies one step to a slice: θ ← θ − info.lr·(g + λθ).
-   * @param s    this thread's slice of θ and of the gradient
+   * @param s    this thread's slice of θ and of the gradient, and its biases
    * @param info the step's learning rate (info.step is not used)
    */
   template <class Scalar>
   void update(const UpdateSlice<Scalar, state_slots>& s, const StepInfo& info) const {
+    if (!decay_biases && weight_decay != 0.0 && !s.biases.empty()) [[unlikely]] {
+      detail::update_sparing_biases(*this, s, info);
+      return;
+    }
     VectorMap<Scalar> theta = s.theta;  // a copy of the view, writable (s is const)
     const auto lr_s = static_cast<Scalar>(info.lr);
     if (weight_decay != 0.0) {

@@ -21,6 +21,7 @@
 #include "dptrain/core/team_member.hpp"
 #include "dptrain/core/training_state.hpp"
 #include "dptrain/core/update_slice.hpp"
+#include "dptrain/detail/bias_ranges.hpp"
 #include "dptrain/trainer/first_error.hpp"
 #include "dptrain/trainer/run_plan.hpp"
 #include "dptrain/trainer/scalar_collective.hpp"
@@ -104,6 +105,7 @@ class TrainingStep {
     for (Slot& slot : slots_) buffer_pointers_.push_back(slot.worker.gradient().data());
     buffers_ = {buffer_pointers_, {theta_.size(), threads}};
     state_.optimizer_state.assign(static_cast<std::size_t>(slots), AlignedBuffer<Scalar>(theta_.size()));
+    biases_ = detail::SliceBiases(detail::model_biases(model_, optimizer_), buffers_.layout);
   }
 
   // --- the worker's clock ------------------------------------------------------------------------
@@ -217,8 +219,9 @@ class TrainingStep {
     double factor = my.outcome.scale;
     if (opt_.clip_norm > 0 && my.norm > opt_.clip_norm) factor *= opt_.clip_norm / my.norm;
     shard *= static_cast<Scalar>(factor);
-    optimizer_.update(slice(shard, buffers_.layout.shard(me.rank), std::make_integer_sequence<int, slots>{}),
-                      StepInfo{my.step, lr(my.step)});
+    optimizer_.update(
+        slice(shard, buffers_.layout.shard(me.rank), biases_.of(me.rank), std::make_integer_sequence<int, slots>{}),
+        StepInfo{my.step, lr(my.step)});
     charge(me, &WorkerReport::update);
   }
 
@@ -358,10 +361,12 @@ class TrainingStep {
   }
 
   template <int... K>
-  UpdateSlice<Scalar, slots> slice(VectorMap<Scalar> g, IndexRange shard, std::integer_sequence<int, K...>) {
+  UpdateSlice<Scalar, slots> slice(VectorMap<Scalar> g, IndexRange shard, std::span<const IndexRange> biases,
+                                   std::integer_sequence<int, K...>) {
     return {VectorMap<Scalar>(theta_.data() + shard.begin, shard.size),
             ConstVectorMap<Scalar>(g.data(), g.size()),
-            {VectorMap<Scalar>(state_.optimizer_state[K].data() + shard.begin, shard.size)...}};
+            {VectorMap<Scalar>(state_.optimizer_state[K].data() + shard.begin, shard.size)...},
+            biases};
   }
 
   const TrainerOptions& opt_;
@@ -381,6 +386,7 @@ class TrainingStep {
   std::vector<Slot> slots_;
   std::vector<Scalar*> buffer_pointers_;
   GradientBuffers<Scalar> buffers_;
+  detail::SliceBiases biases_;  // each slice's biases (the model's bias_ranges()), for the optimizer
   ScalarCollective scalars_;
   std::vector<WorkerLoad> loads_;                      // the step's loads, for an adaptive partitioner (thread 0)
   bool stop_requested_ = false, hook_failed_ = false;  // written by thread 0 in hooks
