@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // mpi_epoch: seconds per Fashion-MNIST epoch under mpiexec (MpiCommunicator, funneled or multiple)
-// or in one process (single), and the share of the step spent reducing (the aggregate phase).
+// or in one process (single), the share of the step spent reducing (the aggregate phase) and the
+// test accuracy (for benchmarks/compare/pytorch_fmnist.py --ddp, trained alike: momentum 0.9, lr 0.05).
 //   mpiexec -np 2 --bind-to none benchmarks/mpi_epoch funneled 1 mlp    # 2 ranks x 1 thread
 //   benchmarks/mpi_epoch single 2 mlp                                   # 1 rank x 2 threads
 // benchmarks/mpi_rounds.sh runs them in alternating rounds.
@@ -17,7 +18,8 @@ namespace {
 
 template <class Model>
 void epochs(const Model& model, const std::string& mode, dptrain::Index threads,
-            const dptrain::DenseDataset<float, dptrain::Label>& data) {
+            const dptrain::DenseDataset<float, dptrain::Label>& data,
+            const dptrain::DenseDataset<float, dptrain::Label>& test) {
   dptrain::Vector<float> theta = model.init_parameters(1);
   const dptrain::TrainerOptions options{.threads = threads, .batch_size = 256, .epochs = 2, .seed = 1};
   const dptrain::Momentum momentum{.lr = 0.05, .momentum = 0.9};
@@ -34,9 +36,10 @@ void epochs(const Model& model, const std::string& mode, dptrain::Index threads,
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const double accuracy = dptrain::accuracy(model, theta, test, threads);
   if (rank == 0)
-    std::printf("%s ranks %d threads %ld: %.4f s/epoch, aggregate share %.3f\n", mode.c_str(), ranks, long(threads),
-                report.seconds / static_cast<double>(report.epochs), aggregate / total);
+    std::printf("%s ranks %d threads %ld: %.4f s/epoch, aggregate share %.3f, test accuracy %.4f\n", mode.c_str(),
+                ranks, long(threads), report.seconds / static_cast<double>(report.epochs), aggregate / total, accuracy);
 }
 
 }  // namespace
@@ -49,8 +52,8 @@ int main(int argc, char** argv) {
   const std::string model = argc > 3 ? argv[3] : "mlp";
   const examples::FashionMnist fashion = examples::load_fashion_mnist();
   if (model == "mlp")
-    epochs(dptrain::Mlp<float>({784, 256, 10}), mode, threads, fashion.train);
+    epochs(dptrain::Mlp<float>({784, 256, 10}), mode, threads, fashion.train, fashion.test);
   else
-    epochs(dptrain::SoftmaxRegression<float>(784, 10), mode, threads, fashion.train);
+    epochs(dptrain::SoftmaxRegression<float>(784, 10), mode, threads, fashion.train, fashion.test);
   MPI_Finalize();
 }

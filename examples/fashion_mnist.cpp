@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // fashion_mnist: softmax regression or an MLP on Fashion-MNIST, on every core, with a progress
-// bar, validation accuracy per epoch and the final test accuracy.
+// bar, validation accuracy per epoch and the final test accuracy. Under `mpirun` (examples built
+// with the MPI component) every rank trains with its threads, one global step at a time.
 #include <dptrain/dptrain.hpp>
 
 #include <CLI/CLI.hpp>
@@ -10,12 +11,13 @@
 
 #include "common/fashion_mnist_data.hpp"
 #include "common/machine.hpp"
+#include "common/processes.hpp"
 
 namespace {
 
 struct Options {
   std::string model = "mlp";
-  dptrain::Index threads = dptrain::default_threads();
+  dptrain::Index threads = examples::Processes::default_threads();
   dptrain::Index batch = 128;
   dptrain::Index epochs = 0;  // 0: the model's default
   double lr = 0;              // 0: the model's and optimizer's default
@@ -26,51 +28,73 @@ struct Options {
 
 using Data = dptrain::DenseDataset<float, dptrain::Label>;
 
-template <class Aggregator, class Optimizer, class Model>
-int train(const Model& model, Optimizer optimizer, const Data& train, const Data& validation, const Data& test,
-          const Options& o) {
+template <class Aggregator, class Optimizer, class Model, class Communicator>
+int train(const Model& model, Optimizer optimizer, Communicator communicator, const Data& train, const Data& validation,
+          const Data& test, const Options& o, const examples::Processes& processes) {
   dptrain::Vector<float> theta = model.init_parameters(o.seed);
   // The cosine decays over the whole run: fit() gives the schedule its length.
   dptrain::DataParallelTrainer trainer(
       {.threads = o.threads, .batch_size = o.batch, .epochs = o.epochs, .seed = o.seed}, optimizer,
-      dptrain::CosineSchedule{}, Aggregator{});
+      dptrain::CosineSchedule{}, Aggregator{}, communicator);
   dptrain::Evaluate evaluate(model, validation);
-  dptrain::ProgressBar progress;
+  dptrain::ProgressBar progress;  // prints on rank 0
   const dptrain::FitReport report = trainer.fit(model, theta, train, evaluate, progress);
 
+  const double accuracy = dptrain::accuracy(model, theta, test, o.threads);
+  if (!processes.lead()) return 0;
   std::printf("validation accuracy per epoch:");
   for (double a : evaluate.history()) std::printf(" %.4f", a);
-  const double accuracy = dptrain::accuracy(model, theta, test, o.threads);
-  std::printf("\n%s, %s, %s: %ld epochs on %ld threads in %.1f s (%.0f samples/s)\ntest accuracy: %.2f%%\n",
-              o.model.c_str(), o.optimizer.c_str(), o.aggregator.c_str(), long(report.epochs), long(report.threads),
-              report.seconds, report.samples_per_second(), 100 * accuracy);
+  const std::string workers = processes.describe(examples::threads_text(report.threads));
+  std::printf("\n%s, %s, %s: %ld epochs on %s in %.1f s (%.0f samples/s)\ntest accuracy: %.2f%%\n", o.model.c_str(),
+              o.optimizer.c_str(), o.aggregator.c_str(), long(report.epochs), workers.c_str(), report.seconds,
+              report.samples_per_second(), 100 * accuracy);
   return 0;
 }
 
+// The data sets, the options and the processes, handed down to train().
+struct Run {
+  const Data& train;
+  const Data& validation;
+  const Data& test;
+  const Options& options;
+  const examples::Processes& processes;
+};
+
+template <class Aggregator, class Optimizer, class Model>
+int with_communicator(const Model& model, Optimizer optimizer, const Run& r) {
+  return r.processes.with_communicator([&](auto communicator) {
+    return train<Aggregator>(model, optimizer, communicator, r.train, r.validation, r.test, r.options, r.processes);
+  });
+}
+
 template <class Optimizer, class Model>
-int with_aggregator(const Model& model, Optimizer optimizer, const Data& tr, const Data& va, const Data& te,
-                    const Options& o) {
-  if (o.aggregator == "ring") return train<dptrain::RingAllReduceAggregator>(model, optimizer, tr, va, te, o);
-  if (o.aggregator == "tree") return train<dptrain::TreeAggregator>(model, optimizer, tr, va, te, o);
-  if (o.aggregator == "serial") return train<dptrain::SerialAggregator>(model, optimizer, tr, va, te, o);
-  return train<dptrain::ReduceScatterAggregator>(model, optimizer, tr, va, te, o);
+int with_aggregator(const Model& model, Optimizer optimizer, const Run& r) {
+  const std::string& name = r.options.aggregator;
+  if (name == "ring") return with_communicator<dptrain::RingAllReduceAggregator>(model, optimizer, r);
+  if (name == "tree") return with_communicator<dptrain::TreeAggregator>(model, optimizer, r);
+  if (name == "serial") return with_communicator<dptrain::SerialAggregator>(model, optimizer, r);
+  return with_communicator<dptrain::ReduceScatterAggregator>(model, optimizer, r);
 }
 
 template <class Model>
-int with_optimizer(const Model& model, const Data& tr, const Data& va, const Data& te, const Options& o) {
-  if (o.optimizer == "sgd") return with_aggregator(model, dptrain::Sgd{.lr = o.lr}, tr, va, te, o);
-  if (o.optimizer == "adam") return with_aggregator(model, dptrain::Adam{.lr = o.lr}, tr, va, te, o);
-  if (o.optimizer == "adamw") return with_aggregator(model, dptrain::AdamW{.lr = o.lr}, tr, va, te, o);
-  return with_aggregator(model, dptrain::Momentum{.lr = o.lr, .momentum = 0.9}, tr, va, te, o);
+int with_optimizer(const Model& model, const Run& r) {
+  const Options& o = r.options;
+  if (o.optimizer == "sgd") return with_aggregator(model, dptrain::Sgd{.lr = o.lr}, r);
+  if (o.optimizer == "adam") return with_aggregator(model, dptrain::Adam{.lr = o.lr}, r);
+  if (o.optimizer == "adamw") return with_aggregator(model, dptrain::AdamW{.lr = o.lr}, r);
+  return with_aggregator(model, dptrain::Momentum{.lr = o.lr, .momentum = 0.9}, r);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  const examples::Processes processes(argc, argv);
   Options o;
   CLI::App app("Train on Fashion-MNIST (Debian's dataset-fashion-mnist) on every core");
   app.add_option("--model", o.model, "softmax or mlp (784-256-10)")->check(CLI::IsMember({"softmax", "mlp"}));
-  app.add_option("--threads", o.threads, "worker threads (default: all cores)")->check(CLI::PositiveNumber);
+  app.add_option("--threads", o.threads,
+                 "worker threads (per rank under mpirun; default: all cores, shared by the ranks)")
+      ->check(CLI::PositiveNumber);
   app.add_option("--batch", o.batch, "global minibatch size")->check(CLI::PositiveNumber);
   app.add_option("--epochs", o.epochs, "passes over the data (default: 15 mlp, 10 softmax)")
       ->check(CLI::PositiveNumber);
@@ -90,12 +114,16 @@ int main(int argc, char** argv) {
     o.lr = adaptive ? 1e-3 : o.optimizer == "sgd" ? (mlp ? 0.2 : 0.5) : (mlp ? 0.05 : 0.05);
   }
 
-  std::printf("%s\n", examples::machine_line(std::to_string(o.threads) + " threads").c_str());
-  examples::FashionMnist fashion = examples::load_fashion_mnist();
+  const std::string workers = processes.describe(examples::threads_text(o.threads));
+  if (processes.lead()) std::printf("%s\n", examples::machine_line(workers).c_str());
+  // Every rank loads the whole data set and splits it alike (same seed): one global step of all ranks.
+  examples::FashionMnist fashion = examples::load_fashion_mnist(processes.lead());
   auto [train, validation] = dptrain::train_validation_split(fashion.train, 5000.0 / 60000.0, o.seed);
-  std::printf("%ld training, %ld validation, %ld test samples; %s on %ld threads, batch %ld, lr %g\n",
-              long(train.size()), long(validation.size()), long(fashion.test.size()), o.model.c_str(), long(o.threads),
-              long(o.batch), o.lr);
-  if (mlp) return with_optimizer(dptrain::Mlp<float>({784, 256, 10}), train, validation, fashion.test, o);
-  return with_optimizer(dptrain::SoftmaxRegression<float>(784, 10), train, validation, fashion.test, o);
+  if (processes.lead())
+    std::printf("%ld training, %ld validation, %ld test samples; %s on %s, batch %ld, lr %g\n", long(train.size()),
+                long(validation.size()), long(fashion.test.size()), o.model.c_str(), workers.c_str(), long(o.batch),
+                o.lr);
+  const Run run{train, validation, fashion.test, o, processes};
+  if (mlp) return with_optimizer(dptrain::Mlp<float>({784, 256, 10}), run);
+  return with_optimizer(dptrain::SoftmaxRegression<float>(784, 10), run);
 }

@@ -10,6 +10,12 @@ Run it through compare/run_pytorch.sh, which gives PyTorch its best configuratio
 (OpenMP OpenBLAS, OPENBLAS_CORETYPE, pinned threads); see benchmarks/RESULTS.md.
 
   python3 benchmarks/compare/pytorch_fmnist.py --model mlp --threads 4 --epochs 5
+
+With --ddp N: DistributedDataParallel over N processes (gloo, on this machine), each with
+--threads threads; every global minibatch of --batch rows is split into N parts of the same
+seeded order, as dptrain's ranks split it (the reference for issue 14: dptrain under mpirun).
+
+  python3 benchmarks/compare/pytorch_fmnist.py --model mlp --ddp 2 --threads 1 --epochs 5
 """
 
 import argparse
@@ -23,6 +29,8 @@ import time
 
 import numpy as np
 import torch
+import torch.distributed as dist
+import torch.multiprocessing
 
 DEFAULT_DATA = "/usr/share/datasets/fashion-mnist"
 
@@ -111,6 +119,47 @@ def train(args, x, y):
     return model, times
 
 
+def train_ddp(rank, args, x, y, port):
+    """One of --ddp processes: DistributedDataParallel, this rank's part of every global minibatch."""
+    os.environ["MASTER_ADDR"] = "127.0.0.1"
+    os.environ["MASTER_PORT"] = str(port)
+    torch.set_num_threads(args.threads)
+    torch.set_num_interop_threads(1)
+    dist.init_process_group("gloo", rank=rank, world_size=args.ddp)
+    torch.manual_seed(args.seed)  # the same initial model on every rank (DDP also broadcasts rank 0's)
+    model = torch.nn.parallel.DistributedDataParallel(make_model(args.model))
+    optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    generator = torch.Generator().manual_seed(args.seed)  # the same order on every rank
+    n, part = x.shape[0], args.batch // args.ddp
+    times = []
+    for _ in range(args.epochs):
+        dist.barrier()
+        start = time.perf_counter()
+        order = torch.randperm(n, generator=generator)
+        for first in range(0, n, args.batch):
+            batch = order[first : first + args.batch]
+            rows = batch[rank * part : (rank + 1) * part if rank + 1 < args.ddp else len(batch)]
+            optimizer.zero_grad(set_to_none=True)
+            # DDP averages the ranks' mean gradients: equal parts, so the minibatch's mean.
+            loss_fn(model(x[rows]), y[rows]).backward()
+            optimizer.step()
+        dist.barrier()
+        times.append(time.perf_counter() - start)
+    dist.destroy_process_group()
+    return model.module, times
+
+
+def ddp_process(rank, args, port, results):
+    x, y, x_test, y_test, source = load_fashion_mnist(args.data)
+    x, y = x[: args.samples].contiguous(), y[: args.samples].contiguous()
+    model, times = train_ddp(rank, args, x, y, port)
+    if rank == 0:
+        with torch.no_grad():
+            accuracy = (model(x_test).argmax(dim=1) == y_test).float().mean().item()
+        results.put((times, accuracy, source, x.shape[0]))
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--model", choices=["softmax", "mlp"], default="mlp")
@@ -122,25 +171,37 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--data", default=DEFAULT_DATA, help="directory of the four IDX files")
     p.add_argument("--json", action="store_true", help="print one JSON line instead of text")
+    p.add_argument("--ddp", type=int, default=0, help="DistributedDataParallel over this many processes (gloo)")
+    p.add_argument("--port", type=int, default=29517, help="--ddp: the rendezvous port on 127.0.0.1")
     args = p.parse_args()
 
-    torch.set_num_threads(args.threads)
-    torch.set_num_interop_threads(1)  # one training loop: no inter-op parallelism to exploit
-    x, y, x_test, y_test, source = load_fashion_mnist(args.data)
-    x, y = x[: args.samples].contiguous(), y[: args.samples].contiguous()
-    model, times = train(args, x, y)
-    with torch.no_grad():
-        accuracy = (model(x_test).argmax(dim=1) == y_test).float().mean().item()
+    if args.ddp > 0:
+        context = torch.multiprocessing.get_context("spawn")
+        results = context.SimpleQueue()
+        torch.multiprocessing.start_processes(
+            ddp_process, args=(args, args.port, results), nprocs=args.ddp, start_method="spawn"
+        )
+        times, accuracy, source, samples = results.get()
+    else:
+        torch.set_num_threads(args.threads)
+        torch.set_num_interop_threads(1)  # one training loop: no inter-op parallelism to exploit
+        x, y, x_test, y_test, source = load_fashion_mnist(args.data)
+        x, y = x[: args.samples].contiguous(), y[: args.samples].contiguous()
+        model, times = train(args, x, y)
+        with torch.no_grad():
+            accuracy = (model(x_test).argmax(dim=1) == y_test).float().mean().item()
+        samples = x.shape[0]
     median = statistics.median(times)
     result = {
         "model": args.model,
+        "processes": max(args.ddp, 1),
         "threads": args.threads,
         "batch": args.batch,
-        "samples": x.shape[0],
+        "samples": samples,
         "epochs": args.epochs,
         "epoch_seconds": times,
         "median_epoch_seconds": median,
-        "samples_per_second": x.shape[0] / median,
+        "samples_per_second": samples / median,
         "test_accuracy": accuracy,
         "data": source,
         "torch": torch.__version__,
@@ -150,10 +211,11 @@ def main():
     if args.json:
         print(json.dumps(result))
         return
-    print(f"{source}; PyTorch {torch.__version__}, {args.model}, {args.threads} threads, batch {args.batch}")
+    ddp = f"DDP (gloo) over {args.ddp} processes x " if args.ddp else ""
+    print(f"{source}; PyTorch {torch.__version__}, {args.model}, {ddp}{args.threads} threads, batch {args.batch}")
     print("epoch seconds: " + " ".join(f"{t:.3f}" for t in times))
     print(f"BLAS: {' '.join(loaded_blas())}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '')}")
-    print(f"median {median:.3f} s/epoch, {x.shape[0] / median:.0f} samples/s, test accuracy {100 * accuracy:.2f}%")
+    print(f"median {median:.3f} s/epoch, {samples / median:.0f} samples/s, test accuracy {100 * accuracy:.2f}%")
 
 
 if __name__ == "__main__":

@@ -43,17 +43,19 @@ inline dptrain::DenseDataset<float, dptrain::Label> generated_fashion(dptrain::I
   return data;
 }
 
-/// Loads Fashion-MNIST, or generates 60 000 + 10 000 samples of the same shape and says so.
-inline FashionMnist load_fashion_mnist() {
+/// Loads Fashion-MNIST, or generates 60 000 + 10 000 samples of the same shape and says so
+/// (unless not `say`: the ranks other than 0 of an MPI run).
+inline FashionMnist load_fashion_mnist(bool say = true) {
   const std::string dir = fashion_mnist_dir + "/";
   if (std::filesystem::exists(dir + "train-images-idx3-ubyte.gz")) {
     return {dptrain::read_idx<float>(dir + "train-images-idx3-ubyte.gz", dir + "train-labels-idx1-ubyte.gz"),
             dptrain::read_idx<float>(dir + "t10k-images-idx3-ubyte.gz", dir + "t10k-labels-idx1-ubyte.gz"), false};
   }
-  std::printf(
-      "Fashion-MNIST not found in %s (apt-get install dataset-fashion-mnist):\n"
-      "using GENERATED data of the same shape (60000 + 10000 samples, 784 features, 10 classes)\n",
-      fashion_mnist_dir.c_str());
+  if (say)
+    std::printf(
+        "Fashion-MNIST not found in %s (apt-get install dataset-fashion-mnist):\n"
+        "using GENERATED data of the same shape (60000 + 10000 samples, 784 features, 10 classes)\n",
+        fashion_mnist_dir.c_str());
   return {generated_fashion(60000, 1), generated_fashion(10000, 2), true};
 }
 

@@ -23,6 +23,7 @@
 #include "dptrain/data/sparse_dataset.hpp"
 #include "dptrain/data/k_fold.hpp"
 #include "dptrain/data/min_max_scaler.hpp"
+#include "dptrain/data/shard.hpp"
 #include "dptrain/data/standardizer.hpp"
 #include "dptrain/data/subset.hpp"
 #include "dptrain/data/train_validation_split.hpp"

@@ -3,7 +3,8 @@
 # against it (find_package), and again with dptrain as a subdirectory (add_subdirectory); as a
 # subdirectory, dptrain installs nothing unless DPTRAIN_INSTALL is on.
 # Inputs: -DSOURCE_DIR=<dptrain source> -DBINARY_DIR=<dptrain build> -DWORK_DIR=<scratch> -DCXX=<compiler>
-#         -DGENERATOR=<CMake generator>
+#         -DGENERATOR=<CMake generator>, and -DMPIEXEC=<mpiexec> when dptrain was built with its MPI
+#         component: then the consumer also asks for COMPONENTS mpi and runs on 2 ranks.
 file(REMOVE_RECURSE ${WORK_DIR})
 function(run)
   execute_process(COMMAND ${ARGV} RESULT_VARIABLE rc)
@@ -15,6 +16,9 @@ run(${CMAKE_COMMAND} --install ${BINARY_DIR} --prefix ${WORK_DIR}/prefix)
 foreach(mode installed subdirectory)
   set(args -S ${SOURCE_DIR}/tests/consumer -B ${WORK_DIR}/${mode} -G ${GENERATOR} -DCMAKE_CXX_COMPILER=${CXX}
            -DCMAKE_BUILD_TYPE=Release)
+  if(MPIEXEC)
+    list(APPEND args -DCONSUMER_MPI=ON)
+  endif()
   if(mode STREQUAL installed)
     list(APPEND args -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
   else()
@@ -23,6 +27,9 @@ foreach(mode installed subdirectory)
   run(${CMAKE_COMMAND} ${args})
   run(${CMAKE_COMMAND} --build ${WORK_DIR}/${mode})
   run(${WORK_DIR}/${mode}/consumer)
+  if(MPIEXEC)
+    run(${MPIEXEC} -n 2 --oversubscribe --bind-to none ${WORK_DIR}/${mode}/consumer_mpi)
+  endif()
 endforeach()
 
 # A project that adds dptrain as a subdirectory does not install dptrain's files ...

@@ -236,3 +236,66 @@ TEST_CASE("MpiCommunicator: replicas of theta that drift apart fail every rank a
                                         .fit(model, theta, data);
   CHECK(report.steps == 24);
 }
+
+TEST_CASE("MpiCommunicator: sharded data trains as one worker on every rank's minibatch together", "[mpi]") {
+  const Index ranks = world_size(), rank = world_rank();
+  const Index threads = GENERATE(1, 2);
+  const Index accumulation = GENERATE(1, 2);
+  const Index batch = 4;
+  // 47 rows: shards of 47, 23 or 15 rows, each ending in a partial minibatch of 3.
+  const auto full = test::cluster_data<double>(47, 5, 3, 11);
+  const Index shard_rows = full.size() / ranks;
+  // One process's equivalent: the ranks' k-th minibatches side by side, as one minibatch of
+  // ranks × batch rows. Rank r's local row p is row r + p·ranks of the full set (shard_of).
+  std::vector<Index> order;
+  for (Index first = 0; first < shard_rows; first += batch)
+    for (Index r = 0; r < ranks; ++r)
+      for (Index p = first; p < std::min(first + batch, shard_rows); ++p) order.push_back(r + p * ranks);
+  const auto side_by_side = dptrain::subset(full, order);
+  const dptrain::Mlp<double> model({5, 7, 3});
+  const dptrain::Adam adam{.lr = 0.01};
+  dptrain::TrainerOptions options{.threads = 1,
+                                  .batch_size = batch * ranks,
+                                  .epochs = 3,
+                                  .shuffle = false,
+                                  .accumulation_steps = accumulation,
+                                  .clip_norm = 0.5};
+  dptrain::Vector<double> expected = model.init_parameters(3);
+  dptrain::DataParallelTrainer(options, adam).fit(model, expected, side_by_side);
+
+  options.threads = threads;
+  options.batch_size = batch;
+  const auto mine = dptrain::shard_of(full, rank, ranks);
+  dptrain::Vector<double> theta = model.init_parameters(3);
+  const dptrain::FitReport report =
+      dptrain::DataParallelTrainer(options, adam, dptrain::MpiCommunicator{.data = dptrain::MpiData::sharded})
+          .fit(model, theta, mine);
+  CHECK(report.samples == 3 * shard_rows * ranks);
+  CHECK(test::relative_error(theta, expected) <= 1e-12);
+}
+
+TEST_CASE("MpiCommunicator: sharded data with shuffling is deterministic and keeps the replicas equal", "[mpi]") {
+  const auto full = test::cluster_data<double>(90, 5, 3, 4);
+  const auto mine = dptrain::shard_of(full, world_rank(), world_size());
+  const dptrain::Mlp<double> model({5, 7, 3});
+  const auto train = [&] {
+    dptrain::Vector<double> theta = model.init_parameters(1);
+    dptrain::DataParallelTrainer({.threads = 2, .batch_size = 8, .epochs = 2, .seed = 3}, dptrain::Adam{.lr = 0.01},
+                                 dptrain::MpiCommunicator{.check_replicas_every = 1, .data = dptrain::MpiData::sharded})
+        .fit(model, theta, mine);
+    return theta;
+  };
+  const dptrain::Vector<double> first = train(), second = train();
+  CHECK((first.array() == second.array()).all());
+}
+
+TEST_CASE("MpiCommunicator: shards of different sizes are refused on every rank", "[mpi]") {
+  if (world_size() < 2) return;
+  const auto data = test::linear_data<double>(world_rank() == 0 ? 41 : 40, 3, 1);
+  const dptrain::LinearRegression<double> model(3);
+  dptrain::Vector<double> theta = model.init_parameters();
+  CHECK_THROWS_WITH(dptrain::DataParallelTrainer({.threads = 2, .batch_size = 8}, dptrain::Sgd{.lr = 0.01},
+                                                 dptrain::MpiCommunicator{.data = dptrain::MpiData::sharded})
+                        .fit(model, theta, data),
+                    Contains("see shard_of"));
+}

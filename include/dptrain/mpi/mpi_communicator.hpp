@@ -34,6 +34,18 @@ enum class MpiThreading {
   multiple,
 };
 
+/// What each rank holds of the data set.
+enum class MpiData {
+  /// The whole data set on every rank, the same seeded order everywhere: global worker r·T + t
+  /// takes its part of every global minibatch, so R ranks × T threads train exactly as one worker.
+  replicated,
+  /// A shard of its own on every rank, all of the same size (shard_of, or one file per rank):
+  /// each rank's threads split a minibatch of batch_size rows of its shard, so the global step
+  /// averages R × batch_size samples. Deterministic for a given rank count, but not the
+  /// single-process run: which samples meet in a step depends on R.
+  sharded,
+};
+
 /**
  * @brief The Communicator of a run over MPI ranks: each rank runs the same program with its own
  * thread team, and every step is one global step of all ranks × threads workers.
@@ -48,6 +60,7 @@ enum class MpiThreading {
  * Global worker r·T + t (with T the threads of the ranks before, which may differ per rank)
  * takes its part of every global minibatch; every rank holds the whole data set and draws the
  * same seeded order, so R ranks × T threads train exactly as one worker on the whole minibatch.
+ * For a data set too large for that, MpiData::sharded trains on a shard per rank.
  *
  * connect() compares the runs of all ranks (θ length, data size, batch, epochs, max_steps,
  * accumulation, seed, model and optimizer types) with one all-reduce of their minima and maxima,
@@ -73,6 +86,7 @@ struct MpiCommunicator {
   /// fail the step on every rank if the replicas differ (0: never). A check costs one pass over θ
   /// on thread 0 and an all-reduce of two integers.
   Index check_replicas_every = 0;
+  MpiData data = MpiData::replicated;  ///< what each rank holds of the data set
 
   /// One fit()'s view of the ranks. Its collectives are called as ProcessGroup says.
   class Group {
@@ -263,12 +277,14 @@ struct MpiCommunicator {
     long long mine = threads, before = 0, all = 0;
     Group::check(MPI_Exscan(&mine, &before, 1, MPI_LONG_LONG, MPI_SUM, s.comm), "MPI_Exscan");
     Group::check(MPI_Allreduce(&mine, &all, 1, MPI_LONG_LONG, MPI_SUM, s.comm), "MPI_Allreduce");
-    s.first_worker = rank == 0 ? 0 : static_cast<Index>(before);
-    s.workers = static_cast<Index>(all);
+    // Sharded: a rank's threads split its own minibatch, numbered as if alone.
+    const bool whole = data == MpiData::replicated;
+    s.first_worker = whole && rank > 0 ? static_cast<Index>(before) : 0;
+    s.workers = whole ? static_cast<Index>(all) : threads;
     std::vector<long long> teams(static_cast<std::size_t>(size));
     Group::check(MPI_Allgather(&mine, 1, MPI_LONG_LONG, teams.data(), 1, MPI_LONG_LONG, s.comm), "MPI_Allgather");
     s.threads_per_rank.assign(teams.begin(), teams.end());
-    compare_runs(s.comm, run, check_replicas_every);
+    compare_runs(s.comm, run, check_replicas_every, data);
     if (check_replicas_every < 0)  // the same on every rank, once compared
       throw invalid_argument("dptrain::MpiCommunicator: check_replicas_every must be >= 0 (0: never), got " +
                              std::to_string(check_replicas_every));
@@ -288,18 +304,28 @@ struct MpiCommunicator {
  private:
   // Every rank: the minimum and maximum of each field over the ranks; a field whose two differ
   // is named in the exception, thrown on every rank alike.
-  static void compare_runs(MPI_Comm comm, const RunSignature& run, Index check_every) {
+  static void compare_runs(MPI_Comm comm, const RunSignature& run, Index check_every, MpiData data) {
     const auto hash = [](std::string_view text) {  // FNV-1a
       unsigned long long h = 1469598103934665603ULL;
       for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
       return h;
     };
     const auto value = [](Index v) { return static_cast<unsigned long long>(v); };
-    constexpr int fields = 11;
-    const std::array<const char*, fields> names = {"theta's length", "data set size",       "batch_size",
-                                                   "epochs",         "max_steps",           "accumulation_steps",
-                                                   "seed",           "model type",          "optimizer type",
-                                                   "resumed step",   "check_replicas_every"};
+    constexpr int fields = 12;
+    const std::array<const char*, fields> names = {
+        "theta's length",
+        data == MpiData::sharded ? "data set size (every rank's shard must have as many rows: see shard_of)"
+                                 : "data set size",
+        "batch_size",
+        "epochs",
+        "max_steps",
+        "accumulation_steps",
+        "seed",
+        "model type",
+        "optimizer type",
+        "resumed step",
+        "check_replicas_every",
+        "MpiCommunicator::data"};
     const std::array<unsigned long long, fields> values = {value(run.parameters),
                                                            value(run.samples),
                                                            value(run.batch_size),
@@ -310,7 +336,8 @@ struct MpiCommunicator {
                                                            hash(run.model),
                                                            hash(run.optimizer),
                                                            value(run.start_step),
-                                                           value(check_every)};
+                                                           value(check_every),
+                                                           static_cast<unsigned long long>(data)};
     std::array<unsigned long long, fields> low = values, high = values;
     Group::check(MPI_Allreduce(MPI_IN_PLACE, low.data(), fields, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm),
                  "MPI_Allreduce");
