@@ -6,6 +6,7 @@
 #include <dptrain/aggregators/serial_aggregator.hpp>
 #include <dptrain/aggregators/tree_aggregator.hpp>
 #include <dptrain/core/aligned_buffer.hpp>
+#include <dptrain/core/team_barrier.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -32,6 +33,17 @@ void BM_TeamBarrier(benchmark::State& state) {
   run_team(state, state.range(0), [&](const dptrain::TeamMember& team) { team_loop(state, team, [] {}); });
 }
 BENCHMARK(BM_TeamBarrier)->Apply(threads_arg)->UseRealTime();
+
+// The same with dptrain's own barrier (WaitPolicy::spin_then_sleep, its default 50 us spin): on a
+// quiet machine the spin catches every barrier, so it should cost what the OpenMP barrier costs.
+void BM_SpinThenSleepBarrier(benchmark::State& state) {
+  dptrain::TeamBarrier barrier;
+  run_team(state, state.range(0), [&](const dptrain::TeamMember& omp) {
+    const dptrain::TeamMember team{omp.rank, omp.size, nullptr, &barrier};
+    team_loop(state, team, [] {});
+  });
+}
+BENCHMARK(BM_SpinThenSleepBarrier)->Apply(threads_arg)->UseRealTime();
 
 // One all-reduce of N buffers of n floats, called by every thread as the trainer calls it after
 // its barrier (here the previous iteration's). The buffers hold zeros so that repeated sums

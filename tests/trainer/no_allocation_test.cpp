@@ -81,12 +81,13 @@ struct AllocationWindow {
 };
 
 template <class Aggregator, class Partitioner = dptrain::EvenPartitioner, class Optimizer, class Model, class Data>
-void check_no_allocation(const Model& model, const Data& data, dptrain::Index threads, Optimizer optimizer) {
+void check_no_allocation(const Model& model, const Data& data, dptrain::Index threads, Optimizer optimizer,
+                         dptrain::WaitPolicy policy = dptrain::WaitPolicy::openmp) {
   dptrain::Vector<float> theta = model.init_parameters(1);
   AllocationWindow window;
   dptrain::DataParallelTrainer trainer(
-      {.threads = threads, .batch_size = 20, .epochs = 20, .max_steps = 120, .clip_norm = 1.0}, optimizer, Aggregator{},
-      Partitioner{});
+      {.threads = threads, .batch_size = 20, .epochs = 20, .max_steps = 120, .clip_norm = 1.0, .wait_policy = policy},
+      optimizer, Aggregator{}, Partitioner{});
   trainer.fit(model, theta, data, window);
   REQUIRE(window.at_10 >= 0);
   REQUIRE(window.at_100 >= 0);
@@ -114,6 +115,9 @@ TEST_CASE("DataParallelTrainer: steps 10 to 100 make no heap allocation", "[trai
   check_no_allocation<dptrain::TreeAggregator>(dptrain::LogisticRegression<float>(6),
                                                test::cluster_data<float>(230, 6, 2, 3), threads,
                                                dptrain::AdamW{.decay_biases = false});
+  // dptrain's own barrier: its sleeps and wake-ups allocate nothing either.
+  check_no_allocation<dptrain::ReduceScatterAggregator>(dptrain::Mlp<float>({6, 16, 3}), classes, threads,
+                                                        dptrain::Adam{}, dptrain::WaitPolicy::spin_then_sleep);
   // An adaptive partitioner learns every step, in the buffers of its first.
   check_no_allocation<dptrain::ReduceScatterAggregator, dptrain::BalancingPartitioner>(
       dptrain::SoftmaxRegression<float>(6, 3), classes, threads, dptrain::Momentum{});

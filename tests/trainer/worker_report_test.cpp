@@ -31,13 +31,14 @@ struct BusyHooks {
 TEST_CASE("WorkerReport: compute + wait + aggregate + update + hooks is the fit's wall time for every worker",
           "[trainer]") {
   const Index threads = GENERATE(1, 2, 3);
+  const dptrain::WaitPolicy policy = GENERATE(dptrain::WaitPolicy::openmp, dptrain::WaitPolicy::spin_then_sleep);
   const auto data = test::linear_data<double>(300, 6, 2);
   const dptrain::LinearRegression<double> model(6);
   dptrain::Vector<double> theta = model.init_parameters();
   BusyHooks hooks;
   const dptrain::FitReport report =
-      dptrain::DataParallelTrainer({.threads = threads, .batch_size = 16, .epochs = 4}, dptrain::Adam{.lr = 0.01},
-                                   dptrain::RingAllReduceAggregator{})
+      dptrain::DataParallelTrainer({.threads = threads, .batch_size = 16, .epochs = 4, .wait_policy = policy},
+                                   dptrain::Adam{.lr = 0.01}, dptrain::RingAllReduceAggregator{})
           .fit(model, theta, data, hooks);
   REQUIRE(report.workers.size() == static_cast<std::size_t>(threads));
   Index samples = 0;
@@ -57,7 +58,8 @@ TEST_CASE("WorkerReport: a straggler's delay is its compute and the other worker
   using namespace std::chrono_literals;
   const auto data = test::linear_data<double>(200, 4, 1);
   const dptrain::LinearRegression<double> model(4);
-  const dptrain::TrainerOptions options{.threads = 2, .batch_size = 10, .epochs = 1};
+  const dptrain::WaitPolicy policy = GENERATE(dptrain::WaitPolicy::openmp, dptrain::WaitPolicy::spin_then_sleep);
+  const dptrain::TrainerOptions options{.threads = 2, .batch_size = 10, .epochs = 1, .wait_policy = policy};
   constexpr auto delay = 3ms;
   const dptrain::StragglerWorker<> slow{.ranks = {1}, .delay = delay};
 

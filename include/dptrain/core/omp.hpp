@@ -18,7 +18,14 @@
 
 namespace dptrain {
 
-/// Threads OpenMP would use for a parallel region here (honours OMP_NUM_THREADS).
+/**
+ * @brief Threads OpenMP would use for a parallel region here (honours OMP_NUM_THREADS).
+ *
+ * Not capped by available_cores(): without OMP_NUM_THREADS libgomp and libomp already start
+ * from the CPUs of the process's affinity mask, and a thread count set on purpose (to measure
+ * oversubscription, say) is kept. FitReport::oversubscribed() tells when a run had more threads
+ * than cores.
+ */
 [[nodiscard]] inline Index default_threads() noexcept {
 #if defined(_OPENMP)
   return omp_get_max_threads();

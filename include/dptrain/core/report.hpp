@@ -38,6 +38,7 @@ struct WorkerReport {
  */
 struct FitReport {
   Index threads = 0;                  ///< workers in the team
+  Index cores = 0;                    ///< CPUs this process may run on (available_cores(): its affinity mask)
   Index steps = 0;                    ///< optimizer steps taken, skipped ones included
   Index skipped_steps = 0;            ///< non-finite steps skipped (NonFinitePolicy::skip)
   Index epochs = 0;                   ///< epochs run; epoch_loss.size()
@@ -47,6 +48,14 @@ struct FitReport {
   double final_loss = 0;              ///< mean loss of the last step's minibatch
   double seconds = 0;                 ///< wall time of fit()
   std::vector<WorkerReport> workers;  ///< per-worker phase times and samples, indexed by rank
+
+  /**
+   * @brief More threads than cores: some worker always waits for one that is not running, and
+   * every step's barriers cost a time slice (docs/trainer.md, "Shared and oversubscribed
+   * machines"). Not seen: other processes that keep the cores busy, CPU quotas, and with
+   * several processes (MPI) the ranks that share this machine.
+   */
+  [[nodiscard]] bool oversubscribed() const noexcept { return cores > 0 && threads > cores; }
 
   /// Training throughput over the whole fit().
   [[nodiscard]] double samples_per_second() const noexcept {

@@ -22,8 +22,9 @@ namespace dptrain {
  * each run() (inside an active region the nested one is inactive: one thread, same result). The
  * trainer's hooks receive `ctx.team` instead, which runs the work on the trainer's own threads
  * while they would otherwise wait for the hook: an epoch-end evaluation uses every worker at
- * no fork/join cost. Either way f may call `member.barrier()` if every member reaches it; a call
- * that throws must not leave the others waiting at a barrier.
+ * no fork/join cost. Either way f may call `member.barrier()` if every member reaches it (an
+ * `omp barrier` in a region of its own; in ctx.team, the trainer's barrier, as its WaitPolicy
+ * says); a call that throws must not leave the others waiting at a barrier.
  *
  * The evaluation helpers (accuracy, mean_loss, confusion_matrix) take a ThreadTeam, so they accept
  * both a thread count and `ctx.team`.

@@ -12,9 +12,11 @@
 #include "dptrain/aggregators/reduce_scatter_aggregator.hpp"
 #include "dptrain/communicators/single_process_communicator.hpp"
 #include "dptrain/concepts.hpp"
+#include "dptrain/core/cores.hpp"
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/omp.hpp"
 #include "dptrain/core/report.hpp"
+#include "dptrain/core/team_barrier.hpp"
 #include "dptrain/core/thread_team.hpp"
 #include "dptrain/core/training_state.hpp"
 #include "dptrain/detail/callback_hooks.hpp"
@@ -206,8 +208,11 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
         plan_(opt_, data.size()),
         schedule_(for_run(trainer.schedule_, plan_.length())),
         group_(trainer.communicator_.connect(opt_.threads, signature(theta, data, from))),
+        cores_(available_cores()),
+        barrier_(spin_budget(opt_, cores_)),
         step_({opt_, plan_, model, theta, data, group_, state_, errors_, trainer.worker_, trainer.partitioner_,
-               trainer.aggregator_, trainer.optimizer_, schedule_}),
+               trainer.aggregator_, trainer.optimizer_, schedule_,
+               opt_.wait_policy == WaitPolicy::spin_then_sleep ? &barrier_ : nullptr}),
         hooks_(opt_.threads),
         record_(plan_, theta, state_, opt_.threads, group_.rank(), group_.size(), callbacks...) {
     if constexpr (requires { schedule_.validate(); }) schedule_.validate();
@@ -217,6 +222,7 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
 
   FitReport run() {
     const Clock::time_point start = Clock::now();
+    record_.report().cores = cores_;  // before on_fit_begin, which may warn about oversubscription
     // The workers are the parallelism: Eigen's own GEMM threads would oversubscribe the cores.
     // The setting is process-wide, so a fit() inside another parallel region (where Eigen starts
     // no threads anyway) leaves it alone: another fit() may be running beside this one.
@@ -334,6 +340,13 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
     state_.epoch_step = plan_.start().epoch_step;
   }
 
+  // With more threads than cores a waiter spins while the thread it waits for may need its
+  // core: it sleeps at once (libgomp, too, spins far less when oversubscribed).
+  static std::chrono::nanoseconds spin_budget(const TrainerOptions& options, Index cores) {
+    if (options.threads > cores) return std::chrono::nanoseconds(0);
+    return std::chrono::nanoseconds(std::llround(options.spin_microseconds * 1e3));
+  }
+
   static S for_run(const S& schedule, const RunLength& length) {
     if constexpr (FitsRun<S>)
       return schedule.for_run(length);
@@ -363,6 +376,8 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
   const Group group_;
   TrainingState<Scalar> state_;  // where training stands after the last step (ctx.state)
   FirstError errors_;
+  const Index cores_;    // CPUs this process may run on (FitReport::cores)
+  TeamBarrier barrier_;  // the team's barrier under WaitPolicy::spin_then_sleep (unused otherwise)
   Step step_;
   HookChannel hooks_;
   Record record_;
@@ -464,6 +479,15 @@ void DataParallelTrainer<O, S, P, A, W, C, Y>::validate(const M& model, VectorRe
   if (!std::isfinite(opt.clip_norm) || opt.clip_norm < 0)
     throw invalid_argument("dptrain::DataParallelTrainer: clip_norm must be finite and >= 0 (0: off), got " +
                            std::to_string(opt.clip_norm));
+  if (!std::isfinite(opt.spin_microseconds) || opt.spin_microseconds < 0 || opt.spin_microseconds > 1e6)
+    throw invalid_argument(
+        "dptrain::DataParallelTrainer: spin_microseconds must be between 0 and 1e6 (one second), got " +
+        std::to_string(opt.spin_microseconds));
+  if (opt.wait_policy != WaitPolicy::openmp && opt.wait_policy != WaitPolicy::spin_then_sleep)
+    throw invalid_argument(
+        "dptrain::DataParallelTrainer: wait_policy must be WaitPolicy::openmp or "
+        "WaitPolicy::spin_then_sleep, got " +
+        std::to_string(static_cast<int>(opt.wait_policy)));
   const double lr = optimizer_.lr;
   if (!std::isfinite(lr) || lr <= 0)
     throw invalid_argument("dptrain::DataParallelTrainer: the learning rate must be finite and positive, got " +

@@ -25,6 +25,18 @@ enum class NonFinitePolicy {
   skip,  ///< leave θ unchanged for that step, count it in FitReport::skipped_steps, go on
 };
 
+/// How a worker waits at the step's barriers for the others (see docs/trainer.md, "Shared and
+/// oversubscribed machines").
+enum class WaitPolicy {
+  /// An `omp barrier`: the OpenMP runtime decides, from OMP_WAIT_POLICY, GOMP_SPINCOUNT (libgomp)
+  /// or KMP_BLOCKTIME (libomp) read at program start; by default it spins for up to
+  /// milliseconds, which on a busy machine holds the core the awaited thread needs (the default).
+  openmp,
+  /// dptrain's TeamBarrier: spin for at most `spin_microseconds` (none when the team has more
+  /// threads than available cores), then sleep until the last worker arrives.
+  spin_then_sleep,
+};
+
 /**
  * @brief Options of DataParallelTrainer, set with designated initialisers.
  *
@@ -33,7 +45,7 @@ enum class NonFinitePolicy {
  * @endcode
  */
 struct TrainerOptions {
-  Index threads = default_threads();  ///< workers (OpenMP threads); default: OpenMP's default, all cores
+  Index threads = default_threads();  ///< workers (OpenMP threads); default: OpenMP's default, all available cores
   Index batch_size = 32;              ///< global minibatch size |B|, split among the workers
   Index epochs = 1;                   ///< passes over the data
   Index max_steps = 0;                ///< stop after this many optimizer steps (0: no limit)
@@ -44,6 +56,8 @@ struct TrainerOptions {
   Weighting weighting = Weighting::by_samples;
   double clip_norm = 0;  ///< rescale g to this global L2 norm when larger (0: off)
   NonFinitePolicy on_non_finite = NonFinitePolicy::stop;
+  WaitPolicy wait_policy = WaitPolicy::openmp;  ///< how workers wait at barriers; the same θ either way
+  double spin_microseconds = 50;                ///< spin_then_sleep: spin this long before sleeping
 };
 
 }  // namespace dptrain

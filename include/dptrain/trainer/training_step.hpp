@@ -18,6 +18,7 @@
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/gradient_buffers.hpp"
 #include "dptrain/core/report.hpp"
+#include "dptrain/core/team_barrier.hpp"
 #include "dptrain/core/team_member.hpp"
 #include "dptrain/core/training_state.hpp"
 #include "dptrain/core/update_slice.hpp"
@@ -71,6 +72,7 @@ class TrainingStep {
     const A& aggregator;
     const O& optimizer;
     const S& schedule;
+    TeamBarrier* barrier;  ///< the team's barrier (WaitPolicy::spin_then_sleep), or null: `omp barrier`
   };
 
   explicit TrainingStep(const Parts& parts)
@@ -86,6 +88,7 @@ class TrainingStep {
         aggregator_(parts.aggregator),
         optimizer_(parts.optimizer),
         schedule_(parts.schedule),
+        barrier_(parts.barrier),
         scalars_(opt_.threads) {
     const Index threads = opt_.threads, workers = group_.workers();
     // A worker's largest micro-batch: only full minibatches and the last partial one occur.
@@ -111,7 +114,7 @@ class TrainingStep {
   // --- the worker's clock ------------------------------------------------------------------------
 
   /// This thread's view of the team, its barriers timed into its wait.
-  [[nodiscard]] TeamMember member(Index rank) noexcept { return {rank, opt_.threads, &slot(rank).waited}; }
+  [[nodiscard]] TeamMember member(Index rank) noexcept { return {rank, opt_.threads, &slot(rank).waited, barrier_}; }
 
   /// Starts every worker's clock at the fit's start (before on_fit_begin).
   void start_clocks(Clock::time_point fit_start) noexcept {
@@ -381,6 +384,7 @@ class TrainingStep {
   const A& aggregator_;
   const O& optimizer_;
   const S& schedule_;
+  TeamBarrier* barrier_;  // every member's barrier: the team's, or null (`omp barrier`)
 
   Index max_rows_ = 0;  // the most samples a worker's buffers hold
   std::vector<Slot> slots_;
