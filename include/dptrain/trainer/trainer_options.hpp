@@ -30,10 +30,12 @@ enum class NonFinitePolicy {
 enum class WaitPolicy {
   /// An `omp barrier`: the OpenMP runtime decides, from OMP_WAIT_POLICY, GOMP_SPINCOUNT (libgomp)
   /// or KMP_BLOCKTIME (libomp) read at program start; by default it spins for up to
-  /// milliseconds, which on a busy machine holds the core the awaited thread needs (the default).
+  /// milliseconds, which on a busy machine holds the core the awaited thread needs.
   openmp,
-  /// dptrain's TeamBarrier: spin for at most `spin_microseconds` (none when the team has more
-  /// threads than available cores), then sleep until the last worker arrives.
+  /// dptrain's TeamBarrier (the default): spin for at most `spin_microseconds` (none when the
+  /// team has more threads than available cores), then sleep until the last worker arrives.
+  /// Chosen by measurement: as fast on a quiet machine, far faster on a shared or oversubscribed
+  /// one (benchmarks/RESULTS.md).
   spin_then_sleep,
 };
 
@@ -56,7 +58,7 @@ struct TrainerOptions {
   Weighting weighting = Weighting::by_samples;
   double clip_norm = 0;  ///< rescale g to this global L2 norm when larger (0: off)
   NonFinitePolicy on_non_finite = NonFinitePolicy::stop;
-  WaitPolicy wait_policy = WaitPolicy::openmp;  ///< how workers wait at barriers; the same θ either way
+  WaitPolicy wait_policy = WaitPolicy::spin_then_sleep;  ///< how workers wait at barriers; the same θ either way
   double spin_microseconds = 50;                ///< spin_then_sleep: spin this long before sleeping
 };
 
