@@ -40,8 +40,8 @@ int train(const Model& model, Optimizer optimizer, Communicator communicator, co
   dptrain::ProgressBar progress;  // prints on rank 0
   const dptrain::FitReport report = trainer.fit(model, theta, train, evaluate, progress);
 
+  if (!processes.lead()) return 0;  // every rank holds the same θ: rank 0 reports
   const double accuracy = dptrain::accuracy(model, theta, test, o.threads);
-  if (!processes.lead()) return 0;
   std::printf("validation accuracy per epoch:");
   for (double a : evaluate.history()) std::printf(" %.4f", a);
   const std::string workers = processes.describe(examples::threads_text(report.threads));

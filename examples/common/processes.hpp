@@ -34,6 +34,10 @@ class Processes {
     if (launched > 1 || std::getenv("OMPI_COMM_WORLD_RANK") != nullptr) {
       int provided = 0;
       MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+      if (provided < MPI_THREAD_FUNNELED) {
+        std::fprintf(stderr, "this MPI offers no MPI_THREAD_FUNNELED: the threads of a rank cannot train together\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+      }
       MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
       MPI_Comm_size(MPI_COMM_WORLD, &ranks_);
       mpi_ = true;
@@ -65,9 +69,12 @@ class Processes {
     return rank_ == 0;
   }
 
-  /// The default threads of a rank: the cores shared among the ranks on this machine.
+  /// The default threads of a rank: its cores. Unbound (--bind-to none) the ranks on this
+  /// machine share all of them; bound, mpirun already gave each rank its own.
   [[nodiscard]] static dptrain::Index default_threads() {
-    return std::max<dptrain::Index>(1, dptrain::default_threads() / std::max(1, env("OMPI_COMM_WORLD_LOCAL_SIZE", 1)));
+    const bool bound = dptrain::available_cores() < static_cast<dptrain::Index>(std::thread::hardware_concurrency());
+    const int sharing = bound ? 1 : std::max(1, env("OMPI_COMM_WORLD_LOCAL_SIZE", 1));
+    return std::max<dptrain::Index>(1, dptrain::default_threads() / sharing);
   }
 
   /// "2 ranks × 4 threads", or "4 threads" in one process.

@@ -229,9 +229,12 @@ TEST_CASE("MpiCommunicator: replicas of theta that drift apart fail every rank a
                                                  dptrain::MpiCommunicator{.check_replicas_every = 2})
                         .fit(model, theta, data, nudge),
                     Contains("at step 4, the replicas of theta differ"));
-  // The same run without the nudge passes its checks.
+  // The same run without the nudge passes its checks, also with other thread counts per rank
+  // (rank r: r + 1 threads), whose updates cut θ into other slices.
   theta = model.init_parameters();
-  const dptrain::FitReport report = dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01},
+  dptrain::TrainerOptions unequal = options;
+  unequal.threads = world_rank() + 1;
+  const dptrain::FitReport report = dptrain::DataParallelTrainer(unequal, dptrain::Adam{.lr = 0.01},
                                                                  dptrain::MpiCommunicator{.check_replicas_every = 1})
                                         .fit(model, theta, data);
   CHECK(report.steps == 24);
@@ -298,4 +301,35 @@ TEST_CASE("MpiCommunicator: shards of different sizes are refused on every rank"
                                                  dptrain::MpiCommunicator{.data = dptrain::MpiData::sharded})
                         .fit(model, theta, data),
                     Contains("see shard_of"));
+}
+
+TEST_CASE("MpiCommunicator: a rank that refuses its data makes every rank throw, none waits", "[mpi]") {
+  if (world_size() < 2) return;
+  // The last rank's data has a label the model does not know: its own checks fail before connect.
+  auto data = test::cluster_data<double>(40, 3, 3, 2);
+  if (world_rank() == world_size() - 1) data.targets[7] = 5;
+  const dptrain::SoftmaxRegression<double> model(3, 3);
+  dptrain::Vector<double> theta = model.init_parameters();
+  dptrain::DataParallelTrainer trainer({.threads = 2, .batch_size = 8}, dptrain::Sgd{.lr = 0.1},
+                                       dptrain::MpiCommunicator{.data = dptrain::MpiData::sharded});
+  if (world_rank() == world_size() - 1)
+    CHECK_THROWS_AS(trainer.fit(model, theta, data), dptrain::invalid_argument);
+  else
+    CHECK_THROWS_WITH(trainer.fit(model, theta, data), Contains("another rank refused its model, data or options"));
+  // A state that fits one rank's run but not another's fails after connect: before the first step.
+  theta = model.init_parameters();
+  auto clean = test::cluster_data<double>(40, 3, 3, 2);
+  struct KeepState {
+    dptrain::TrainingState<double> state;
+    void on_fit_end(dptrain::TrainContext<double>& ctx) { state = ctx.state; }
+  } kept;
+  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 8, .max_steps = 2}, dptrain::Sgd{.lr = 0.1},
+                               dptrain::MpiCommunicator{})
+      .fit(model, theta, clean, kept);
+  dptrain::TrainingState<double> state = kept.state;
+  if (world_rank() == 1) state.optimizer_state.emplace_back(theta.size());  // one buffer too many
+  if (world_rank() == 1)
+    CHECK_THROWS_WITH(trainer.resume(model, theta, clean, state), Contains("optimizer buffers"));
+  else
+    CHECK_THROWS_WITH(trainer.resume(model, theta, clean, state), Contains("before the first step, rank 1 failed"));
 }

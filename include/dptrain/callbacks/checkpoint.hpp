@@ -30,9 +30,9 @@ struct CheckpointOptions {
  * hook costs the trainer one barrier per step even with every_steps = 0.
  *
  * In a run of several processes (MPI) rank 0 writes, unless `every_rank` (for ranks without a
- * shared file system; give each its own path). Every rank then resumes from that file: resume()
- * takes θ and the optimizer state from rank 0, and the ranks check that they resume at the same
- * step (docs/distributed.md).
+ * shared file system; give each its own path). Every rank then resumes from that file: θ comes
+ * from rank 0's broadcast, each rank's optimizer state from the file it loaded, and the ranks
+ * check that they resume at the same step (docs/distributed.md).
  *
  * @tparam M the Model being trained (held by reference: it must outlive the fit() calls)
  *

@@ -63,8 +63,16 @@ struct RunSignature {
   Index accumulation_steps = 1;  ///< minibatches per optimizer step
   std::uint64_t seed = 0;        ///< the shuffle's seed
   Index start_step = 0;          ///< the step a resumed run starts after (0: a new run)
-  std::string_view model;        ///< the model's type (compiler-specific name)
-  std::string_view optimizer;    ///< the optimizer's type (compiler-specific name)
+  bool shuffle = true;           ///< TrainerOptions::shuffle
+  bool drop_last = false;        ///< TrainerOptions::drop_last (the steps per epoch)
+  int weighting = 0;             ///< TrainerOptions::weighting
+  int on_non_finite = 0;         ///< TrainerOptions::on_non_finite (who leaves at a non-finite step)
+  double clip_norm = 0;          ///< TrainerOptions::clip_norm
+  std::string_view model{};      ///< the model's type (compiler-specific name)
+  std::string_view optimizer{};  ///< the optimizer's type (compiler-specific name)
+  /// This process's checks of the model, data and options failed: it connects only so that the
+  /// others throw too (a communicator makes every process throw), then throws its own reason.
+  bool refused = false;
 };
 
 }  // namespace dptrain

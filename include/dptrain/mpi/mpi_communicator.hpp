@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -13,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "dptrain/concepts.hpp"
@@ -62,10 +64,12 @@ enum class MpiData {
  * same seeded order, so R ranks × T threads train exactly as one worker on the whole minibatch.
  * For a data set too large for that, MpiData::sharded trains on a shard per rank.
  *
- * connect() compares the runs of all ranks (θ length, data size, batch, epochs, max_steps,
- * accumulation, seed, model and optimizer types) with one all-reduce of their minima and maxima,
- * and throws dptrain::invalid_argument on every rank, naming what differs, instead of hanging in
- * a collective later.
+ * connect() compares the runs of all ranks (RunSignature: θ length, data size, batch, epochs,
+ * max_steps, accumulation, seed, resumed step, shuffle, drop_last, weighting, on_non_finite,
+ * clip_norm, model and optimizer types; and this communicator's options and MPI thread level)
+ * with all-reduces of their minima and maxima, and throws dptrain::invalid_argument on every rank,
+ * naming what differs, instead of hanging in a collective later. A rank whose own checks failed
+ * before (RunSignature::refused) makes every rank throw.
  *
  * The program initialises MPI itself, with MPI_Init_thread and at least MPI_THREAD_FUNNELED
  * (MPI_THREAD_MULTIPLE for MpiThreading::multiple), and finalises it after the last fit().
@@ -257,13 +261,6 @@ struct MpiCommunicator {
     MPI_Initialized(&initialized);
     if (initialized == 0)
       throw invalid_argument("dptrain::MpiCommunicator: MPI is not initialised (call MPI_Init_thread first)");
-    int provided = MPI_THREAD_SINGLE;
-    MPI_Query_thread(&provided);
-    const int needed = threading == MpiThreading::multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED;
-    if (provided < needed && threads > 1)
-      throw invalid_argument(std::string("dptrain::MpiCommunicator: threading needs MPI initialised with ") +
-                             (needed == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : "MPI_THREAD_FUNNELED") +
-                             " (MPI_Init_thread), got a lower thread level");
     Group group;
     Group::State& s = *group.state_;
     Group::check(MPI_Comm_dup(comm, &s.comm), "MPI_Comm_dup");
@@ -284,8 +281,16 @@ struct MpiCommunicator {
     std::vector<long long> teams(static_cast<std::size_t>(size));
     Group::check(MPI_Allgather(&mine, 1, MPI_LONG_LONG, teams.data(), 1, MPI_LONG_LONG, s.comm), "MPI_Allgather");
     s.threads_per_rank.assign(teams.begin(), teams.end());
-    compare_runs(s.comm, run, check_replicas_every, data);
-    if (check_replicas_every < 0)  // the same on every rank, once compared
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    compare_runs(s.comm, run, provided);
+    // Every check below sees the same values on every rank, once compared: all ranks throw alike.
+    const int needed = threading == MpiThreading::multiple ? MPI_THREAD_MULTIPLE : MPI_THREAD_FUNNELED;
+    if (provided<needed&& * std::max_element(teams.begin(), teams.end())> 1)
+      throw invalid_argument(std::string("dptrain::MpiCommunicator: threading needs MPI initialised with ") +
+                             (needed == MPI_THREAD_MULTIPLE ? "MPI_THREAD_MULTIPLE" : "MPI_THREAD_FUNNELED") +
+                             " (MPI_Init_thread), got a lower thread level");
+    if (check_replicas_every < 0)
       throw invalid_argument("dptrain::MpiCommunicator: check_replicas_every must be >= 0 (0: never), got " +
                              std::to_string(check_replicas_every));
     s.check_every = check_replicas_every;
@@ -304,49 +309,50 @@ struct MpiCommunicator {
  private:
   // Every rank: the minimum and maximum of each field over the ranks; a field whose two differ
   // is named in the exception, thrown on every rank alike.
-  static void compare_runs(MPI_Comm comm, const RunSignature& run, Index check_every, MpiData data) {
+  void compare_runs(MPI_Comm comm, const RunSignature& run, int thread_level) const {
     const auto hash = [](std::string_view text) {  // FNV-1a
       unsigned long long h = 1469598103934665603ULL;
       for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
       return h;
     };
-    const auto value = [](Index v) { return static_cast<unsigned long long>(v); };
-    constexpr int fields = 12;
-    const std::array<const char*, fields> names = {
-        "theta's length",
-        data == MpiData::sharded ? "data set size (every rank's shard must have as many rows: see shard_of)"
-                                 : "data set size",
-        "batch_size",
-        "epochs",
-        "max_steps",
-        "accumulation_steps",
-        "seed",
-        "model type",
-        "optimizer type",
-        "resumed step",
-        "check_replicas_every",
-        "MpiCommunicator::data"};
-    const std::array<unsigned long long, fields> values = {value(run.parameters),
-                                                           value(run.samples),
-                                                           value(run.batch_size),
-                                                           value(run.epochs),
-                                                           value(run.max_steps),
-                                                           value(run.accumulation_steps),
-                                                           run.seed,
-                                                           hash(run.model),
-                                                           hash(run.optimizer),
-                                                           value(run.start_step),
-                                                           value(check_every),
-                                                           static_cast<unsigned long long>(data)};
-    std::array<unsigned long long, fields> low = values, high = values;
-    Group::check(MPI_Allreduce(MPI_IN_PLACE, low.data(), fields, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm),
+    const auto value = [](auto v) { return static_cast<unsigned long long>(v); };
+    const std::vector<std::pair<const char*, unsigned long long>> fields = {
+        {"theta's length", value(run.parameters)},
+        {data == MpiData::sharded ? "data set size (every rank's shard must have as many rows: see shard_of)"
+                                  : "data set size",
+         value(run.samples)},
+        {"batch_size", value(run.batch_size)},
+        {"epochs", value(run.epochs)},
+        {"max_steps", value(run.max_steps)},
+        {"accumulation_steps", value(run.accumulation_steps)},
+        {"seed", run.seed},
+        {"resumed step", value(run.start_step)},
+        {"shuffle", value(run.shuffle)},
+        {"drop_last", value(run.drop_last)},
+        {"weighting", value(run.weighting)},
+        {"on_non_finite", value(run.on_non_finite)},
+        {"clip_norm", std::bit_cast<unsigned long long>(run.clip_norm)},
+        {"model type", hash(run.model)},
+        {"optimizer type", hash(run.optimizer)},
+        {"MpiCommunicator::threading", value(threading)},
+        {"MpiCommunicator::check_replicas_every", value(check_replicas_every)},
+        {"MpiCommunicator::data", value(data)},
+        {"MPI thread level", value(thread_level)},
+        {"refused", value(run.refused)}};
+    const int count = static_cast<int>(fields.size());
+    std::vector<unsigned long long> low, high;
+    for (const auto& field : fields) low.push_back(field.second);
+    high = low;
+    Group::check(MPI_Allreduce(MPI_IN_PLACE, low.data(), count, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm),
                  "MPI_Allreduce");
-    Group::check(MPI_Allreduce(MPI_IN_PLACE, high.data(), fields, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm),
+    Group::check(MPI_Allreduce(MPI_IN_PLACE, high.data(), count, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm),
                  "MPI_Allreduce");
+    if (high.back() != 0)  // a rank refused its run: its fit() throws why
+      throw invalid_argument(
+          "dptrain::MpiCommunicator: another rank refused its model, data or options (its fit() throws why)");
     std::string differ;
-    for (int i = 0; i < fields; ++i)
-      if (low[static_cast<std::size_t>(i)] != high[static_cast<std::size_t>(i)])
-        differ += std::string(differ.empty() ? "" : ", ") + names[static_cast<std::size_t>(i)];
+    for (std::size_t i = 0; i < fields.size(); ++i)
+      if (low[i] != high[i]) differ += std::string(differ.empty() ? "" : ", ") + fields[i].first;
     if (!differ.empty())
       throw invalid_argument("dptrain::MpiCommunicator: the ranks run different configurations: " + differ + " differ");
   }

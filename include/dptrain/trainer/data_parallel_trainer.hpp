@@ -2,8 +2,10 @@
 // DataParallelTrainer: synchronous data-parallel SGD on one persistent OpenMP team.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <string>
 #include <type_traits>
 #include <typeinfo>
@@ -159,6 +161,11 @@ class DataParallelTrainer {
   struct ModelCheck;
   template <class M, class D>
   void validate(const M& model, VectorRef<typename M::scalar_type> theta, const D& data) const;
+  template <class M, class D>
+  void validate_everywhere(const M& model, VectorRef<typename M::scalar_type> theta, const D& data) const;
+  template <class M, class D>
+  RunSignature signature(const M& model, VectorRef<typename M::scalar_type> theta, const D& data,
+                         const TrainingState<typename M::scalar_type>* from) const;
 
   template <class M, class D, class... Callbacks>
   class Run;
@@ -207,7 +214,7 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
         theta_(theta),
         plan_(opt_, data.size()),
         schedule_(for_run(trainer.schedule_, plan_.length())),
-        group_(trainer.communicator_.connect(opt_.threads, signature(theta, data, from))),
+        group_(trainer.communicator_.connect(opt_.threads, trainer.signature(model, theta, data, from))),
         cores_(available_cores()),
         barrier_(spin_budget(opt_, cores_)),
         step_({opt_, plan_, model, theta, data, group_, state_, errors_, trainer.worker_, trainer.partitioner_,
@@ -215,9 +222,14 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
                opt_.wait_policy == WaitPolicy::spin_then_sleep ? &barrier_ : nullptr}),
         hooks_(opt_.threads),
         record_(plan_, theta, state_, opt_.threads, group_.rank(), group_.size(), callbacks...) {
-    if constexpr (requires { schedule_.validate(); }) schedule_.validate();
     state_.plan = plan_.sampler();
-    if (from != nullptr) resume_from(*from);
+    // Checks of this process's own state, after connect(): a failure is kept, and run() still
+    // takes part in the broadcast and the agreement before the first step, so every process
+    // leaves there (this one with its own exception) instead of waiting for this one.
+    errors_.guard([&] {
+      if constexpr (requires { schedule_.validate(); }) schedule_.validate();
+      if (from != nullptr) resume_from(*from);
+    });
   }
 
   FitReport run() {
@@ -231,10 +243,11 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
     if (outermost) Eigen::setNbThreads(1);
     step_.start_clocks(start);
     bool stop = false;
+    const bool ready = !errors_;  // the constructor's checks passed
     const bool began = errors_.guard([&] {
       group_.broadcast(VectorMap<Scalar>(theta_.data(), theta_.size()));
-      stop = record_.call(detail::on_fit_begin, state_.epoch, state_.step, 0, ThreadTeam(opt_.threads));
-    });
+      if (ready) stop = record_.call(detail::on_fit_begin, state_.epoch, state_.step, 0, ThreadTeam(opt_.threads));
+    }) && ready;
     // Every process starts the team, or none does (a hook may stop or fail on one of them).
     StepScalars agreed{.failures = began ? 0.0 : 1.0, .stop_requests = stop ? 1.0 : 0.0};
     if (group_.size() > 1) group_.all_reduce(agreed);
@@ -352,20 +365,6 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
       return schedule.for_run(length);
     else
       return schedule;
-  }
-
-  // What every process of the run must share (compared across processes by the communicator).
-  RunSignature signature(VectorRef<Scalar> theta, const D& data, const TrainingState<Scalar>* from) const {
-    return {.parameters = theta.size(),
-            .samples = data.size(),
-            .batch_size = opt_.batch_size,
-            .epochs = opt_.epochs,
-            .max_steps = opt_.max_steps,
-            .accumulation_steps = opt_.accumulation_steps,
-            .seed = opt_.seed,
-            .start_step = from != nullptr ? from->step : 0,
-            .model = typeid(M).name(),
-            .optimizer = typeid(O).name()};
   }
 
   const TrainerOptions opt_;  // this fit()'s copy: a hook cannot change the run under it
@@ -506,6 +505,50 @@ void DataParallelTrainer<O, S, P, A, W, C, Y>::validate(const M& model, VectorRe
     throw invalid_argument("dptrain::DataParallelTrainer: theta has " + name(theta.size()) +
                            " values but the model has " + name(model.num_parameters()) + " parameters");
   model.validate(data.rows(0, data.size()));
+  RunPlan::check(opt, data.size());
+  (void)detail::model_biases(model, optimizer_);  // decay_biases = false needs the model's biases
+}
+
+// validate(); a process whose checks fail still connects, with a signature marked refused, so
+// that the other processes of the run throw too instead of waiting for it in a collective.
+template <class O, class S, class P, class A, class W, class C, class Y>
+template <class M, class D>
+void DataParallelTrainer<O, S, P, A, W, C, Y>::validate_everywhere(const M& model,
+                                                                   VectorRef<typename M::scalar_type> theta,
+                                                                   const D& data) const {
+  try {
+    validate(model, theta, data);
+  } catch (...) {
+    const std::exception_ptr refused = std::current_exception();
+    try {
+      (void)communicator_.connect(std::max<Index>(options_.threads, 1), RunSignature{.refused = true});
+    } catch (...) {  // the others were told; this process throws its own reason
+    }
+    std::rethrow_exception(refused);
+  }
+}
+
+template <class O, class S, class P, class A, class W, class C, class Y>
+template <class M, class D>
+RunSignature DataParallelTrainer<O, S, P, A, W, C, Y>::signature(
+    const M& /*model*/, VectorRef<typename M::scalar_type> theta, const D& data,
+    const TrainingState<typename M::scalar_type>* from) const {
+  const TrainerOptions& opt = options_;
+  return {.parameters = theta.size(),
+          .samples = data.size(),
+          .batch_size = opt.batch_size,
+          .epochs = opt.epochs,
+          .max_steps = opt.max_steps,
+          .accumulation_steps = opt.accumulation_steps,
+          .seed = opt.seed,
+          .start_step = from != nullptr ? from->step : 0,
+          .shuffle = opt.shuffle,
+          .drop_last = opt.drop_last,
+          .weighting = static_cast<int>(opt.weighting),
+          .on_non_finite = static_cast<int>(opt.on_non_finite),
+          .clip_norm = opt.clip_norm,
+          .model = typeid(M).name(),
+          .optimizer = typeid(O).name()};
 }
 
 template <class O, class S, class P, class A, class W, class C, class Y>
@@ -513,7 +556,7 @@ template <class M, class D, class... Callbacks>
 FitReport DataParallelTrainer<O, S, P, A, W, C, Y>::fit(const M& model, VectorRef<typename M::scalar_type> theta,
                                                         const D& data, Callbacks&&... callbacks) {
   static_assert(sizeof(ModelCheck<M, D>) > 0);  // its static_asserts, before anything depends on M
-  validate(model, theta, data);
+  validate_everywhere(model, theta, data);
   return Run<M, D, std::remove_reference_t<Callbacks>...>(*this, model, theta, data, nullptr, callbacks...).run();
 }
 
@@ -524,7 +567,7 @@ FitReport DataParallelTrainer<O, S, P, A, W, C, Y>::resume(const M& model, Vecto
                                                            const TrainingState<typename M::scalar_type>& state,
                                                            Callbacks&&... callbacks) {
   static_assert(sizeof(ModelCheck<M, D>) > 0);  // its static_asserts, before anything depends on M
-  validate(model, theta, data);
+  validate_everywhere(model, theta, data);
   return Run<M, D, std::remove_reference_t<Callbacks>...>(*this, model, theta, data, &state, callbacks...).run();
 }
 

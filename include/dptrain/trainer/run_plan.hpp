@@ -42,16 +42,22 @@ class RunPlan {
   RunPlan(const TrainerOptions& options, Index samples)
       : sampler_{samples,           options.batch_size, options.accumulation_steps,
                  options.drop_last, options.shuffle,    options.seed} {
+    check(options, samples);
     const Index n = samples, b = options.batch_size;
     batches_per_epoch_ = options.drop_last ? n / b : (n + b - 1) / b;
-    if (batches_per_epoch_ == 0)
-      throw invalid_argument("dptrain::DataParallelTrainer: drop_last with batch_size " + std::to_string(b) +
-                             " leaves no minibatch of a data set of " + std::to_string(n) + " samples");
     steps_per_epoch_ = (batches_per_epoch_ + options.accumulation_steps - 1) / options.accumulation_steps;
     total_steps_ = options.epochs * steps_per_epoch_;
     if (options.max_steps > 0) total_steps_ = std::min(total_steps_, options.max_steps);
     total_epochs_ = (total_steps_ + steps_per_epoch_ - 1) / steps_per_epoch_;
     order_.resize(static_cast<std::size_t>(sampler_.shuffle ? n : 0));
+  }
+
+  /// @throws dptrain::invalid_argument when drop_last leaves no minibatch of `samples`
+  static void check(const TrainerOptions& options, Index samples) {
+    if (options.drop_last && samples < options.batch_size)
+      throw invalid_argument("dptrain::DataParallelTrainer: drop_last with batch_size " +
+                             std::to_string(options.batch_size) + " leaves no minibatch of a data set of " +
+                             std::to_string(samples) + " samples");
   }
 
   /// The sampling plan a saved position refers to (TrainingState::plan).

@@ -29,10 +29,10 @@ class RunRecord {
   static constexpr bool has_step_hooks = detail::has_hook<decltype(detail::on_step_end), Context, Callbacks...>;
   static constexpr bool has_epoch_end_hooks = detail::has_hook<decltype(detail::on_epoch_end), Context, Callbacks...>;
 
-  /// `process` and `processes`: this process's rank and the run's processes (ctx.rank, ctx.ranks).
-  RunRecord(const RunPlan& plan, VectorRef<Scalar> theta, TrainingState<Scalar>& state, Index threads, Index process,
-            Index processes, Callbacks&... callbacks)
-      : plan_(plan), theta_(theta), state_(state), process_(process), processes_(processes), callbacks_(callbacks...) {
+  /// `rank` and `ranks`: this process's rank and the run's processes (ctx.rank, ctx.ranks).
+  RunRecord(const RunPlan& plan, VectorRef<Scalar> theta, TrainingState<Scalar>& state, Index threads, Index rank,
+            Index ranks, Callbacks&... callbacks)
+      : plan_(plan), theta_(theta), state_(state), rank_(rank), ranks_(ranks), callbacks_(callbacks...) {
     report_.threads = threads;
     report_.epoch_loss.reserve(static_cast<std::size_t>(plan_.total_epochs()));
     report_.workers.resize(static_cast<std::size_t>(threads));
@@ -54,8 +54,8 @@ class RunRecord {
                 plan_.total_epochs(),
                 team,
                 state_,
-                process_,
-                processes_};
+                rank_,
+                ranks_};
     const bool stop = std::apply([&](auto&... cb) { return detail::call_hook(hook, ctx, cb...); }, callbacks_);
     report_.stopped_by_callback = report_.stopped_by_callback || stop;
     return stop;
@@ -107,7 +107,7 @@ class RunRecord {
   const RunPlan& plan_;
   VectorRef<Scalar> theta_;
   TrainingState<Scalar>& state_;
-  Index process_ = 0, processes_ = 1;
+  Index rank_ = 0, ranks_ = 1;
   std::tuple<Callbacks&...> callbacks_;
   FitReport report_;
   double last_lr_ = 0, epoch_loss_ = 0;

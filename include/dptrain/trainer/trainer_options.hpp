@@ -59,7 +59,7 @@ struct TrainerOptions {
   double clip_norm = 0;  ///< rescale g to this global L2 norm when larger (0: off)
   NonFinitePolicy on_non_finite = NonFinitePolicy::stop;
   WaitPolicy wait_policy = WaitPolicy::spin_then_sleep;  ///< how workers wait at barriers; the same θ either way
-  double spin_microseconds = 50;                ///< spin_then_sleep: spin this long before sleeping
+  double spin_microseconds = 50;                         ///< spin_then_sleep: spin this long before sleeping
 };
 
 }  // namespace dptrain
