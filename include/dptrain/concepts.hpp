@@ -487,7 +487,9 @@ concept ProcessGroup = requires(const G& g, const TeamMember& me, VectorMap<floa
  * @par Requirements
  * `c.connect(threads, signature)` returns a ProcessGroup for one fit() of `threads` threads; it
  * is called on the thread that calls fit(), before the team starts, and may compare the
- * RunSignature across processes (and throw dptrain::invalid_argument if they differ).
+ * RunSignature across processes (and throw dptrain::invalid_argument on every process if they
+ * differ). A process whose own checks failed connects with `RunSignature::refused` set and then
+ * throws its reason: a multi-process communicator must make the others throw too.
  *
  * @code
  * // The default: one process, every operation free (SingleProcessCommunicator).
