@@ -3,6 +3,7 @@
 // one worker on the whole global minibatch.
 #include <catch2/catch.hpp>
 #include <mpi.h>
+#include <omp.h>
 
 #include <unistd.h>
 
@@ -332,4 +333,39 @@ TEST_CASE("MpiCommunicator: a rank that refuses its data makes every rank throw,
     CHECK_THROWS_WITH(trainer.resume(model, theta, clean, state), Contains("optimizer buffers"));
   else
     CHECK_THROWS_WITH(trainer.resume(model, theta, clean, state), Contains("before the first step, rank 1 failed"));
+}
+
+TEST_CASE("MpiCommunicator: a rank OpenMP gives too few threads makes every rank leave before the first step",
+          "[mpi]") {
+  const auto data = test::linear_data<double>(32, 3, 1);
+  const dptrain::LinearRegression<double> model(3);
+  dptrain::Vector<double> theta = model.init_parameters();
+  dptrain::DataParallelTrainer trainer({.threads = 2, .batch_size = 8}, dptrain::Sgd{.lr = 0.01},
+                                       dptrain::MpiCommunicator{});
+  const bool short_here = world_rank() == world_size() - 1;
+  // The last rank trains from inside an active parallel region that may not nest another.
+  const int levels = omp_get_max_active_levels();
+  omp_set_max_active_levels(1);
+  std::string what;
+  const auto train = [&] {
+    try {
+      trainer.fit(model, theta, data);
+    } catch (const std::exception& e) {
+      what = e.what();
+    }
+  };
+  if (short_here) {
+#pragma omp parallel num_threads(2)
+    {
+      if (omp_get_thread_num() == 0) train();
+    }
+  } else {
+    train();
+  }
+  omp_set_max_active_levels(levels);
+  if (short_here)
+    CHECK_THAT(what, Contains("asked OpenMP for 2 threads but got 1"));
+  else
+    CHECK_THAT(what, Contains("before the first step, rank " + std::to_string(world_size() - 1) +
+                              " failed: dptrain::DataParallelTrainer: asked OpenMP"));
 }

@@ -6,6 +6,8 @@
 #include <omp.h>
 #endif
 
+#include <algorithm>
+
 #include "dptrain/core/types.hpp"
 
 /// `DPTRAIN_OMP(barrier)` expands to `#pragma omp barrier`; to nothing without OpenMP.
@@ -49,6 +51,18 @@ namespace detail {
   return omp_get_num_threads();
 #else
   return 1;
+#endif
+}
+
+/// The most threads a `parallel num_threads(n)` region opened here can get: one where this level
+/// may not open another active region (max-active-levels), at most OpenMP's thread limit. (With
+/// dynamic adjustment on, the runtime may still give fewer.)
+[[nodiscard]] inline Index omp_threads_allowed(Index n) noexcept {
+#if defined(_OPENMP)
+  if (omp_get_active_level() >= omp_get_max_active_levels()) return 1;
+  return std::min<Index>(n, omp_get_thread_limit());
+#else
+  return n > 0 ? 1 : n;
 #endif
 }
 

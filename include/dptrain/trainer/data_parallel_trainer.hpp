@@ -246,7 +246,12 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
     const bool ready = !errors_;  // the constructor's checks passed
     const bool began = errors_.guard([&] {
       group_.broadcast(VectorMap<Scalar>(theta_.data(), theta_.size()));
-      if (ready) stop = record_.call(detail::on_fit_begin, state_.epoch, state_.step, 0, ThreadTeam(opt_.threads));
+      if (!ready) return;
+      // A team short of threads is found out only inside it, where the other processes would
+      // wait for this one: ask OpenMP before the agreement.
+      const Index allowed = detail::omp_threads_allowed(opt_.threads);
+      if (allowed < opt_.threads) throw short_team(allowed);
+      stop = record_.call(detail::on_fit_begin, state_.epoch, state_.step, 0, ThreadTeam(opt_.threads));
     }) && ready;
     // Every process starts the team, or none does (a hook may stop or fail on one of them).
     StepScalars agreed{.failures = began ? 0.0 : 1.0, .stop_requests = stop ? 1.0 : 0.0};
@@ -275,11 +280,8 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
   // The loop every worker runs. Every decision to leave is taken from the step's one reduction
   // of scalars, the same on every worker of every process, so they leave together and never hang.
   void thread_main() {
-    if (detail::omp_team_size() != opt_.threads) {  // the OpenMP runtime gave fewer threads than asked for
-      if (detail::omp_thread_id() == 0)
-        errors_.keep(std::make_exception_ptr(error("dptrain::DataParallelTrainer: asked OpenMP for " +
-                                                   std::to_string(opt_.threads) + " threads but got " +
-                                                   std::to_string(detail::omp_team_size()))));
+    if (detail::omp_team_size() != opt_.threads) {  // fewer threads than asked for (dynamic adjustment)
+      if (detail::omp_thread_id() == 0) errors_.keep(std::make_exception_ptr(short_team(detail::omp_team_size())));
       return;
     }
     const TeamMember me = step_.member(detail::omp_thread_id());
@@ -307,6 +309,12 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
       in_hooks(me, [&] { end_epoch(epoch); });
     }
     step_.agree_on_end(me);
+  }
+
+  [[nodiscard]] error short_team(Index got) const {
+    return error("dptrain::DataParallelTrainer: asked OpenMP for " + std::to_string(opt_.threads) +
+                 " threads but got " + std::to_string(got) +
+                 " (OMP_THREAD_LIMIT, a parallel region that may not nest another, or dynamic adjustment)");
   }
 
   // Thread 0 runs `hooks` while the others serve ctx.team; the time is the hooks'.
