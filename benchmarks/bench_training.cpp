@@ -110,6 +110,17 @@ void BM_TrainerStepExchange(benchmark::State& state) {
   count_samples(state, static_cast<double>(batch_size));
 }
 
+// The trainer's own time per step: everything but the model (the gather of the shuffled rows,
+// zeroing, ‖g‖², scaling and the optimizer update of M's size), on one thread. ExchangeOnly<Spec>
+// stands in for the model, so what remains is what the library's own code costs; built under two
+// sets of flags it shows whether that code depends on the compiler's tuning (benchmarks/flags.sh).
+template <class Spec>
+void BM_TrainerOwnTime(benchmark::State& state) {
+  const double per_step = seconds_per_step(ExchangeOnly<Spec>{}, 1, state.max_iterations, true);
+  for (auto _ : state) state.SetIterationTime(per_step);
+  count_samples(state, static_cast<double>(batch_size));
+}
+
 // One epoch (60 000 samples, 235 steps, the last of 96 samples), shuffled, in steady state; with
 // the default even split, or with the split that follows each core's measured speed. The first
 // epoch of the fit() warms caches and page tables (and lets the balancing split settle) and is
@@ -283,6 +294,8 @@ BENCHMARK_TEMPLATE(BM_TrainerStep, Softmax)->Apply(threads_arg)->UseManualTime()
 BENCHMARK_TEMPLATE(BM_TrainerStep, Mlp)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_TrainerStepExchange, Softmax)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_TrainerStepExchange, Mlp)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_TrainerOwnTime, Softmax)->UseManualTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_TrainerOwnTime, Mlp)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_TrainerEpoch, Softmax)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_TrainerEpoch, Mlp)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE2(BM_TrainerEpoch, Softmax, dptrain::BalancingPartitioner)
