@@ -93,6 +93,23 @@ def main():
             rows.append([model, str(rows_), fmt(v["seconds"] * 1e6), fmt(v["GFLOPS"]), fmt(eff and 100 * eff)])
     table(["model", "rows", "µs / batch", "GFLOP/s", "% of FMA peak"], rows)
 
+    products = collections.defaultdict(dict)
+    for name, v in r.items():
+        m = re.fullmatch(r"BM_Product<(\w+)>/(\w+)", name)
+        if m:
+            products[m.group(2)][m.group(1)] = v
+    if products:
+        print("### The products of a 256-row gradient, per backend: µs (% of FMA peak)\n")
+        backends = ["Eigen", "Narrow", "Blis", "OpenBlas"]
+        def cell(v):
+            return "—" if v is None else f"{fmt(v['seconds'] * 1e6)} ({fmt(peak and 100 * v['GFLOPS'] / peak)}%)"
+        table(["product"] + backends, [[shape] + [cell(products[shape].get(b)) for b in backends] for shape in sorted(products)])
+
+    own = {m: v for m in ("Softmax", "Mlp") if (v := r.get(f"BM_TrainerOwnTime<{m}>/manual_time"))}
+    if own:
+        print("The trainer's own time per step, one thread (everything but the model): " +
+              ", ".join(f"{m} {fmt(v['seconds'] * 1e6)} µs" for m, v in own.items()) + "\n")
+
     print("### All-reduce: µs per call (GB/s; % of STREAM read at the same threads)\n")
     aggregators = ["SerialAggregator", "TreeAggregator", "ReduceScatterAggregator", "RingAllReduceAggregator"]
     families = [("BM_AllReduce", agg, "") for agg in aggregators] + [

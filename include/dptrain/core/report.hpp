@@ -38,7 +38,7 @@ struct WorkerReport {
  */
 struct FitReport {
   Index threads = 0;                  ///< workers in the team
-  Index cores = 0;                    ///< CPUs this process may run on (available_cores(): its affinity mask)
+  Index cores = 0;                    ///< CPUs the team may run on (available_cores())
   Index steps = 0;                    ///< optimizer steps taken, skipped ones included
   Index skipped_steps = 0;            ///< non-finite steps skipped (NonFinitePolicy::skip)
   Index epochs = 0;                   ///< epochs run; epoch_loss.size()
