@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // mpi_allreduce: one cross-rank all-reduce of n = 1e3 … 1e7 values, three ways: a raw
 // MPI_Allreduce of the whole vector, dptrain's path (the team's aggregator in shared memory, then
-// MpiCommunicator sums each thread's shard across the ranks; funneled and multiple), and the
+// MpiCommunicator sums the teams' sums across the ranks: in its shared-memory window, funneled and
+// multiple, and without the window, each thread's shard through MPI_Allreduce), and the
 // in-process aggregators alone with ranks × threads threads on rank 0 (the same workers without
 // crossing processes), in one Markdown table printed by rank 0.
 //   mpiexec -np 2 --bind-to none --mca btl self,vader benchmarks/mpi_allreduce --threads 2
@@ -237,7 +238,7 @@ void wait_for_everyone() {
   }
 }
 
-enum class Kind { raw, funneled, multiple, in_process };
+enum class Kind { raw, funneled, network, multiple, in_process };
 
 struct Mode {
   std::string name;
@@ -260,6 +261,7 @@ void measure(const Options& o, const World& world, Index n) {
   std::vector<Mode> modes;
   modes.push_back({"raw MPI_Allreduce", Kind::raw, {}, {}});
   modes.push_back({"dptrain funneled", Kind::funneled, team_aggregator, {}});
+  modes.push_back({"dptrain funneled, no window", Kind::network, team_aggregator, {}});
   if (o.threads > 1 && world.multiple) modes.push_back({"dptrain multiple", Kind::multiple, team_aggregator, {}});
   for (const NamedAggregator& a : aggregators)
     modes.push_back({"in-process " + std::string(a.name), Kind::in_process, a.aggregator, {}});
@@ -269,6 +271,9 @@ void measure(const Options& o, const World& world, Index n) {
       .parameters = n, .samples = 1, .batch_size = 1, .epochs = 1, .model = "mpi_allreduce", .optimizer = "none"};
   const dptrain::MpiCommunicator::Group funneled =
       dptrain::MpiCommunicator{.threading = dptrain::MpiThreading::funneled}.connect(o.threads, signature);
+  const dptrain::MpiCommunicator::Group network =
+      dptrain::MpiCommunicator{.threading = dptrain::MpiThreading::funneled, .node = MPI_COMM_SELF}.connect(o.threads,
+                                                                                                            signature);
   std::optional<dptrain::MpiCommunicator::Group> multiple;
   if (std::any_of(modes.begin(), modes.end(), [](const Mode& m) { return m.kind == Kind::multiple; }))
     multiple = dptrain::MpiCommunicator{.threading = dptrain::MpiThreading::multiple}.connect(o.threads, signature);
@@ -285,6 +290,9 @@ void measure(const Options& o, const World& world, Index n) {
                 break;
               case Kind::funneled:
                 team_steps<Scalar>(aggregator, funneled, o.threads, n, reps, MPI_COMM_WORLD, mode.times);
+                break;
+              case Kind::network:
+                team_steps<Scalar>(aggregator, network, o.threads, n, reps, MPI_COMM_WORLD, mode.times);
                 break;
               case Kind::multiple:
                 team_steps<Scalar>(aggregator, *multiple, o.threads, n, reps, MPI_COMM_WORLD, mode.times);

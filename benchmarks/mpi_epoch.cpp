@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-// mpi_epoch: seconds per Fashion-MNIST epoch under mpiexec (MpiCommunicator, funneled or multiple)
-// or in one process (single), the share of the step spent reducing (the aggregate phase) and the
-// test accuracy (for benchmarks/compare/pytorch_fmnist.py --ddp, trained alike: momentum 0.9, lr 0.05).
+// mpi_epoch: seconds per Fashion-MNIST epoch under mpiexec (MpiCommunicator, funneled or multiple,
+// both summing in a shared-memory window on one machine; network: funneled through MPI_Allreduce
+// alone, as between machines) or in one process (single), the share of the step spent reducing
+// (the aggregate phase) and the test accuracy (for benchmarks/compare/pytorch_fmnist.py --ddp,
+// trained alike: momentum 0.9, lr 0.05).
 //   mpiexec -np 2 --bind-to none benchmarks/mpi_epoch funneled 1 mlp    # 2 ranks x 1 thread
 //   benchmarks/mpi_epoch single 2 mlp                                   # 1 rank x 2 threads
 // benchmarks/mpi_rounds.sh runs them in alternating rounds.
@@ -23,8 +25,9 @@ void epochs(const Model& model, const std::string& mode, dptrain::Index threads,
   dptrain::Vector<float> theta = model.init_parameters(1);
   const dptrain::TrainerOptions options{.threads = threads, .batch_size = 256, .epochs = 2, .seed = 1};
   const dptrain::Momentum momentum{.lr = 0.05, .momentum = 0.9};
-  const dptrain::MpiCommunicator mpi{.threading = mode == "multiple" ? dptrain::MpiThreading::multiple
-                                                                     : dptrain::MpiThreading::funneled};
+  const dptrain::MpiCommunicator mpi{
+      .threading = mode == "multiple" ? dptrain::MpiThreading::multiple : dptrain::MpiThreading::funneled,
+      .node = mode == "network" ? MPI_COMM_SELF : MPI_COMM_NULL};
   const dptrain::FitReport report = mode == "single"
                                         ? dptrain::DataParallelTrainer(options, momentum).fit(model, theta, data)
                                         : dptrain::DataParallelTrainer(options, momentum, mpi).fit(model, theta, data);

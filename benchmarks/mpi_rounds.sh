@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# 2 ranks x 1 thread against 1 rank x 2 threads, and 2 x 2 funneled against multiple, in
+# 2 ranks x 1 thread against 1 rank x 2 threads (the ranks summing in a shared-memory window,
+# and without it, through MPI_Allreduce: "network"), and 2 x 2 funneled against multiple, in
 # alternating rounds (the VM drifts by more than the differences measured).
 #   benchmarks/mpi_rounds.sh build/release/benchmarks/mpi_epoch [rounds] [model]
 set -euo pipefail
@@ -10,6 +11,7 @@ mpi=(mpiexec --oversubscribe --bind-to none --mca btl self,vader)
 for ((r = 0; r < rounds; r++)); do
   "$binary" single 2 "$model"
   "${mpi[@]}" -np 2 "$binary" funneled 1 "$model"
+  "${mpi[@]}" -np 2 "$binary" network 1 "$model"
 done
 for ((r = 0; r < rounds; r++)); do
   "${mpi[@]}" -np 2 -x OMP_WAIT_POLICY=passive "$binary" funneled 2 "$model"

@@ -37,6 +37,16 @@ bool multiple_supported() {
   return provided >= MPI_THREAD_MULTIPLE;
 }
 
+// The ranks in pairs (0-1, 2-3, …), as if each pair were a machine: with 4 ranks, two machines
+// of two share windows and cross between them; with 3, machines of 2 and 1 share none.
+struct Pairs {
+  MPI_Comm comm = MPI_COMM_NULL;
+  Pairs() { MPI_Comm_split(MPI_COMM_WORLD, world_rank() / 2, world_rank(), &comm); }
+  Pairs(const Pairs&) = delete;
+  Pairs& operator=(const Pairs&) = delete;
+  ~Pairs() { MPI_Comm_free(&comm); }
+};
+
 struct Boom : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -67,6 +77,10 @@ TEST_CASE("MpiCommunicator: R ranks × T threads match one worker on the whole m
   const Index threads = layout == 0 ? 1 : layout == 1 ? 2 : world_rank() + 1;
   const auto threading = GENERATE(dptrain::MpiThreading::funneled, dptrain::MpiThreading::multiple);
   if (threading == dptrain::MpiThreading::multiple && (!multiple_supported() || layout == 2)) return;
+  // Which ranks share a window: this machine's (all of them here), none, or pairs.
+  const int nodes = GENERATE(0, 1, 2);
+  const Pairs pairs;
+  const MPI_Comm node = nodes == 0 ? MPI_COMM_NULL : nodes == 1 ? MPI_COMM_SELF : pairs.comm;
   // 45 samples, batch 8: every epoch ends in a partial minibatch; clipping and accumulation on.
   const dptrain::Index accumulation = GENERATE(1, 2);
   const double clip = GENERATE(0.0, 0.5);
@@ -82,7 +96,7 @@ TEST_CASE("MpiCommunicator: R ranks × T threads match one worker on the whole m
   dptrain::Vector<double> theta = model.init_parameters(3);
   if (world_rank() != 0) theta.setZero();  // rank 0's θ is broadcast
   const dptrain::FitReport report =
-      dptrain::DataParallelTrainer(options, adam, dptrain::MpiCommunicator{.threading = threading})
+      dptrain::DataParallelTrainer(options, adam, dptrain::MpiCommunicator{.threading = threading, .node = node})
           .fit(model, theta, data);
   CHECK(report.samples == 3 * 45);
   CHECK(test::relative_error(theta, expected) <= 1e-12);
@@ -98,6 +112,18 @@ TEST_CASE("MpiCommunicator: ranks that run different configurations all get an e
                                                  dptrain::MpiCommunicator{})
                         .fit(model, theta, data),
                     Contains("batch_size differ"));
+}
+
+TEST_CASE("MpiCommunicator: ranks that disagree on sharing memory all get an error naming it", "[mpi]") {
+  if (world_size() < 2) return;
+  const auto data = test::linear_data<double>(40, 3, 1);
+  const dptrain::LinearRegression<double> model(3);
+  dptrain::Vector<double> theta = model.init_parameters();
+  const MPI_Comm node = world_rank() == 1 ? MPI_COMM_SELF : MPI_COMM_NULL;
+  CHECK_THROWS_WITH(dptrain::DataParallelTrainer({.threads = 2, .batch_size = 8}, dptrain::Sgd{.lr = 0.01},
+                                                 dptrain::MpiCommunicator{.node = node})
+                        .fit(model, theta, data),
+                    Contains("MpiCommunicator::node"));
 }
 
 TEST_CASE("MpiCommunicator: an exception on one rank ends fit() on every rank at the same step", "[mpi]") {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -52,12 +53,17 @@ enum class MpiData {
  * @brief The Communicator of a run over MPI ranks: each rank runs the same program with its own
  * thread team, and every step is one global step of all ranks × threads workers.
  *
- * Inside a rank the team reduces its gradients with its Aggregator (shared memory); then each
- * thread's shard of that sum is all-reduced across ranks (MPI_Allreduce, MPI_SUM), so the
- * cross-rank traffic is the bandwidth-optimal all-reduce of the whole gradient, split into the
- * team's shards. The step's scalars (loss, ‖g‖², samples, failures, stop requests) cross in one
- * more MPI_Allreduce of six doubles, on thread 0, so every worker of every rank takes the same
- * decision at the same step. θ is broadcast from rank 0 before the first step.
+ * Inside a rank the team reduces its gradients with its Aggregator (shared memory). The ranks of
+ * one machine then sum their teams' sums in an MPI shared-memory window (MPI_Win_allocate_shared):
+ * each copies its sum into its own slot and sums its slice of every slot, split over its threads,
+ * which takes half the time of an MPI_Allreduce between the same processes (benchmarks/RESULTS.md).
+ * Between machines only these sums cross: each rank all-reduces its slice with the ranks of the
+ * same local index on the other machines (MPI_Allreduce, MPI_SUM), so every machine sends the
+ * bandwidth-optimal all-reduce of one gradient, split over its ranks. Without a window (`node` =
+ * MPI_COMM_SELF, or machines with different numbers of ranks) each thread's shard of its team's
+ * sum is all-reduced across all ranks. The step's scalars (loss, ‖g‖², samples, failures, stop
+ * requests) cross in one more MPI_Allreduce of six doubles, on thread 0, so every worker of every
+ * rank takes the same decision at the same step. θ is broadcast from rank 0 before the first step.
  *
  * Global worker r·T + t (with T the threads of the ranks before, which may differ per rank)
  * takes its part of every global minibatch; every rank holds the whole data set and draws the
@@ -91,6 +97,11 @@ struct MpiCommunicator {
   /// on thread 0 and an all-reduce of two integers.
   Index check_replicas_every = 0;
   MpiData data = MpiData::replicated;  ///< what each rank holds of the data set
+  /// The ranks of comm that share memory with this one and sum their gradients in a shared-memory
+  /// window. MPI_COMM_NULL: this machine's (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED);
+  /// MPI_COMM_SELF: none, every rank's shards cross through MPI_Allreduce; or a split of those
+  /// (every machine's ranks in groups of the same size, say). The same kind on every rank.
+  MPI_Comm node = MPI_COMM_NULL;
 
   /// One fit()'s view of the ranks. Its collectives are called as ProcessGroup says.
   class Group {
@@ -112,6 +123,10 @@ struct MpiCommunicator {
     template <class Scalar>
     void all_reduce(const TeamMember& me, VectorMap<Scalar> shard) const {
       State& s = *state_;
+      if (s.locals > 1) {
+        sum_on_machine(me, shard);
+        return;
+      }
       if (s.threading == MpiThreading::multiple) {
         all_reduce_on(s.thread_comms[static_cast<std::size_t>(me.rank)], shard.data(), shard.size());
         return;
@@ -169,7 +184,13 @@ struct MpiCommunicator {
       Index offset = 0, size = 0;
     };
     struct State {
-      MPI_Comm comm = MPI_COMM_NULL;  // this fit()'s duplicate of the user's communicator
+      MPI_Comm comm = MPI_COMM_NULL;    // this fit()'s duplicate of the user's communicator
+      MPI_Comm node = MPI_COMM_NULL;    // the ranks of this machine, when they share a window
+      MPI_Comm across = MPI_COMM_NULL;  // with a window: the ranks of this local index on every machine
+      MPI_Win window = MPI_WIN_NULL;    // with a window: every local rank's slot of θ's length
+      std::vector<void*> slots;         // their addresses in this process
+      Index locals = 1, local = 0;      // ranks sharing the window, and this rank's index there
+      Index parameters = 0;             // θ's length
       MpiThreading threading = MpiThreading::funneled;
       Index check_every = 0;  // check_replicas_every
       Index reductions = 0;   // of the step's scalars since θ's broadcast
@@ -179,7 +200,7 @@ struct MpiCommunicator {
       std::vector<Index> threads_per_rank;  // every rank's team size
       std::vector<Shard> shards;            // funneled: each thread's shard, for thread 0
       std::vector<Segment> segments;        // funneled: planned at the first step
-      std::vector<MPI_Comm> thread_comms;   // multiple: one communicator per thread
+      std::vector<MPI_Comm> thread_comms;   // multiple: one communicator per thread (of across, with a window)
       State() = default;
       State(const State&) = delete;
       State& operator=(const State&) = delete;
@@ -187,10 +208,101 @@ struct MpiCommunicator {
         int finalized = 0;
         MPI_Finalized(&finalized);
         if (finalized != 0) return;
+        if (window != MPI_WIN_NULL) {
+          MPI_Win_unlock_all(window);
+          MPI_Win_free(&window);
+        }
         for (MPI_Comm& c : thread_comms) MPI_Comm_free(&c);
-        if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
+        for (MPI_Comm* c : {&across, &node, &comm})
+          if (*c != MPI_COMM_NULL) MPI_Comm_free(c);
       }
     };
+
+    // Collective over the team, with a window: the machine's sum of every rank's team sum, then
+    // its slices all-reduced across machines, back in every thread's shard.
+    template <class Scalar>
+    void sum_on_machine(const TeamMember& me, VectorMap<Scalar> shard) const {
+      State& s = *state_;
+      if (s.window == MPI_WIN_NULL) {  // the first step: the ranks of the machine allocate it together
+        me.barrier();
+        if (me.rank == 0) allocate_window(s, sizeof(Scalar));
+        me.barrier();
+      }
+      const auto slot = [&](Index k) { return static_cast<Scalar*>(s.slots[static_cast<std::size_t>(k)]); };
+      const Index begin = ShardLayout<Scalar>{s.parameters, me.size}.shard(me.rank).begin;
+      std::copy_n(shard.data(), shard.size(), slot(s.local) + begin);
+      machine_barrier(me, /*waits_for_slowest=*/true);
+      // This rank's slice of the machine's sum, split over its threads, in the same order of
+      // slots on every rank; written to this rank's own slot, which no other rank reads yet.
+      const ShardLayout<Scalar> slices{s.parameters, s.locals};
+      const IndexRange slice = slices.shard(s.local);
+      const IndexRange part = ShardLayout<Scalar>{slice.size, me.size}.shard(me.rank);
+      constexpr Index block = 1024;  // a sum that stays in L1 while the slots stream past
+      Eigen::Array<Scalar, block, 1> sum;
+      for (Index i = slice.begin + part.begin; i < slice.begin + part.end(); i += block) {
+        const Index n = std::min(block, slice.begin + part.end() - i);
+        sum.head(n) = Eigen::Map<const Eigen::Array<Scalar, Eigen::Dynamic, 1>>(slot(0) + i, n);
+        for (Index k = 1; k < s.locals; ++k)
+          sum.head(n) += Eigen::Map<const Eigen::Array<Scalar, Eigen::Dynamic, 1>>(slot(k) + i, n);
+        Eigen::Map<Eigen::Array<Scalar, Eigen::Dynamic, 1>>(slot(s.local) + i, n) = sum.head(n);
+      }
+      if (s.across != MPI_COMM_NULL) {  // other machines: the same slice of theirs
+        if (s.threading == MpiThreading::multiple) {
+          all_reduce_on(s.thread_comms[static_cast<std::size_t>(me.rank)], slot(s.local) + slice.begin + part.begin,
+                        part.size);
+        } else {
+          me.barrier();
+          if (me.rank == 0) all_reduce_on(s.across, slot(s.local) + slice.begin, slice.size);
+          me.barrier();
+        }
+      }
+      machine_barrier(me);
+      // Every thread's shard back from the slots of the slices it spans.
+      const IndexRange mine{begin, shard.size()};
+      for (Index k = 0; k < s.locals; ++k) {
+        const IndexRange owned = slices.shard(k);
+        const Index from = std::max(owned.begin, mine.begin), to = std::min(owned.end(), mine.end());
+        if (from < to) std::copy(slot(k) + from, slot(k) + to, shard.data() + (from - mine.begin));
+      }
+      machine_barrier(me);  // no rank writes its slot at the next step while another still reads it
+    }
+
+    // The team, then thread 0 with the machine's other ranks: every write to the window before
+    // it is seen by every read after it. Where it waits for the slowest rank's workers, thread 0's
+    // time in MPI_Barrier is a wait, as the other threads' time in the team's barrier is.
+    void machine_barrier(const TeamMember& me, bool waits_for_slowest = false) const {
+      const State& s = *state_;
+      me.barrier();
+      if (me.rank == 0) {
+        const auto arrived = std::chrono::steady_clock::now();
+        check(MPI_Win_sync(s.window), "MPI_Win_sync");
+        check(MPI_Barrier(s.node), "MPI_Barrier");
+        check(MPI_Win_sync(s.window), "MPI_Win_sync");
+        if (waits_for_slowest && me.waited != nullptr)
+          *me.waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - arrived).count();
+      }
+      me.barrier();
+    }
+
+    // Thread 0 of every rank of the machine: a slot of θ's length each, in one shared window.
+    static void allocate_window(State& s, std::size_t scalar_bytes) {
+      MPI_Info info = MPI_INFO_NULL;
+      check(MPI_Info_create(&info), "MPI_Info_create");
+      MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each slot in its own rank's memory
+      void* base = nullptr;
+      const auto bytes = static_cast<MPI_Aint>(static_cast<std::size_t>(s.parameters) * scalar_bytes);
+      const int status = MPI_Win_allocate_shared(bytes, static_cast<int>(scalar_bytes), info, s.node, &base, &s.window);
+      MPI_Info_free(&info);
+      check(status, "MPI_Win_allocate_shared");
+      s.slots.resize(static_cast<std::size_t>(s.locals));
+      for (Index k = 0; k < s.locals; ++k) {
+        MPI_Aint size = 0;
+        int unit = 0;
+        check(MPI_Win_shared_query(s.window, static_cast<int>(k), &size, &unit, &s.slots[static_cast<std::size_t>(k)]),
+              "MPI_Win_shared_query");
+      }
+      check(MPI_Win_lock_all(MPI_MODE_NOCHECK, s.window), "MPI_Win_lock_all");
+    }
 
     // Ranks with other thread counts cut θ into other shards: cut it at every rank's shard
     // boundaries, so that each piece lies in one shard everywhere and the ranks' calls match.
@@ -295,18 +407,52 @@ struct MpiCommunicator {
                              std::to_string(check_replicas_every));
     s.check_every = check_replicas_every;
     s.shards.resize(static_cast<std::size_t>(threads));
-    if (threading == MpiThreading::multiple) {
-      if (std::any_of(teams.begin(), teams.end(), [&](long long t) { return t != mine; }))
-        throw invalid_argument(
-            "dptrain::MpiCommunicator: MpiThreading::multiple needs the same thread count on every rank (each "
-            "thread's shard crosses on its own); use MpiThreading::funneled");
+    s.parameters = run.parameters;
+    if (threading == MpiThreading::multiple &&
+        std::any_of(teams.begin(), teams.end(), [&](long long t) { return t != mine; }))
+      throw invalid_argument(
+          "dptrain::MpiCommunicator: MpiThreading::multiple needs the same thread count on every rank (each "
+          "thread's shard crosses on its own); use MpiThreading::funneled");
+    find_machine(s);
+    // The communicator on which the gradients cross MPI: between machines only, with a window.
+    const MPI_Comm crossing = s.locals > 1 ? s.across : s.comm;
+    if (threading == MpiThreading::multiple && crossing != MPI_COMM_NULL) {
       s.thread_comms.assign(static_cast<std::size_t>(threads), MPI_COMM_NULL);
-      for (MPI_Comm& c : s.thread_comms) Group::check(MPI_Comm_dup(s.comm, &c), "MPI_Comm_dup");
+      for (MPI_Comm& c : s.thread_comms) Group::check(MPI_Comm_dup(crossing, &c), "MPI_Comm_dup");
     }
     return group;
   }
 
  private:
+  // Collective over s.comm: the ranks that share a window with this one (s.node, s.locals,
+  // s.local) and, with several machines, this local index's ranks on all of them (s.across). No
+  // window unless every machine has the same number of ranks, more than one: slice k of every
+  // machine must cross with slice k of the others.
+  void find_machine(Group::State& s) const {
+    MPI_Comm machine = MPI_COMM_NULL;
+    if (node == MPI_COMM_NULL)
+      Group::check(MPI_Comm_split_type(s.comm, MPI_COMM_TYPE_SHARED, static_cast<int>(s.rank), MPI_INFO_NULL, &machine),
+                   "MPI_Comm_split_type");
+    else if (node != MPI_COMM_SELF)
+      Group::check(MPI_Comm_dup(node, &machine), "MPI_Comm_dup");
+    int size = 1, local = 0;
+    if (machine != MPI_COMM_NULL) {
+      MPI_Comm_size(machine, &size);
+      MPI_Comm_rank(machine, &local);
+    }
+    std::array<int, 2> extremes = {size, -size};  // the most and the fewest ranks of a machine
+    Group::check(MPI_Allreduce(MPI_IN_PLACE, extremes.data(), 2, MPI_INT, MPI_MAX, s.comm), "MPI_Allreduce");
+    if (extremes[0] == 1 || extremes[0] != -extremes[1]) {
+      if (machine != MPI_COMM_NULL) MPI_Comm_free(&machine);
+      return;
+    }
+    s.node = machine;
+    s.locals = size;
+    s.local = local;
+    if (s.size > size)
+      Group::check(MPI_Comm_split(s.comm, local, static_cast<int>(s.rank), &s.across), "MPI_Comm_split");
+  }
+
   // Every rank: the minimum and maximum of each field over the ranks; a field whose two differ
   // is named in the exception, thrown on every rank alike.
   void compare_runs(MPI_Comm comm, const RunSignature& run, int thread_level) const {
@@ -316,6 +462,7 @@ struct MpiCommunicator {
       return h;
     };
     const auto value = [](auto v) { return static_cast<unsigned long long>(v); };
+    const unsigned long long node_kind = node == MPI_COMM_NULL ? 0 : node == MPI_COMM_SELF ? 1 : 2;
     const std::vector<std::pair<const char*, unsigned long long>> fields = {
         {"theta's length", value(run.parameters)},
         {data == MpiData::sharded ? "data set size (every rank's shard must have as many rows: see shard_of)"
@@ -337,6 +484,7 @@ struct MpiCommunicator {
         {"MpiCommunicator::threading", value(threading)},
         {"MpiCommunicator::check_replicas_every", value(check_replicas_every)},
         {"MpiCommunicator::data", value(data)},
+        {"MpiCommunicator::node (MPI_COMM_NULL, MPI_COMM_SELF or a communicator)", node_kind},
         {"MPI thread level", value(thread_level)},
         {"refused", value(run.refused)}};
     const int count = static_cast<int>(fields.size());
