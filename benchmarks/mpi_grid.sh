@@ -12,13 +12,11 @@ build=$1 rounds=${2:-2}
 cores=$(nproc)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpi=(mpiexec --oversubscribe --bind-to none --mca btl self,vader)
-epoch="$build/benchmarks/mpi_epoch" allreduce="$build/benchmarks/mpi_allreduce"
+epoch="$build/benchmarks/mpi_epoch"
 grep -m1 'model name' /proc/cpuinfo
 mpiexec --version | head -1
-for layout in "2 $((cores / 2))" "$cores 1"; do
-  read -r ranks threads <<<"$layout"
-  "${mpi[@]}" -np "$ranks" "$allreduce" --threads "$threads" --sizes 203530,1000000 --rounds 3 | grep -E '^\||^#'
-done
+"$(dirname "$0")/mpi_allreduce.sh" "$build/benchmarks/mpi_allreduce" "2x$((cores / 2))" "${cores}x1" -- \
+  --sizes 203530,1000000 --rounds 3 | grep -E '^\||^#'
 for ((r = 1; r <= rounds; r++)); do
   echo "## round $r"
   "$epoch" single "$cores" mlp

@@ -56,7 +56,8 @@ enum class MpiData {
  * Inside a rank the team reduces its gradients with its Aggregator (shared memory). The ranks of
  * one machine then sum their teams' sums in an MPI shared-memory window (MPI_Win_allocate_shared):
  * each copies its sum into its own slot and sums its slice of every slot, split over its threads,
- * which takes half the time of an MPI_Allreduce between the same processes (benchmarks/RESULTS.md).
+ * in 0.55–0.80 of the time of an MPI_Allreduce between the same processes for the MLP's 203 530
+ * floats, on 2 and 16 cores (benchmarks/RESULTS.md).
  * Between machines only these sums cross: each rank all-reduces its slice with the ranks of the
  * same local index on the other machines (MPI_Allreduce, MPI_SUM), so every machine sends the
  * bandwidth-optimal all-reduce of one gradient, split over its ranks. Without a window (`node` =
@@ -274,12 +275,12 @@ struct MpiCommunicator {
       const State& s = *state_;
       me.barrier();
       if (me.rank == 0) {
-        const auto arrived = std::chrono::steady_clock::now();
+        const bool timed = waits_for_slowest && me.waited != nullptr;
+        const auto arrived = timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
         check(MPI_Win_sync(s.window), "MPI_Win_sync");
         check(MPI_Barrier(s.node), "MPI_Barrier");
         check(MPI_Win_sync(s.window), "MPI_Win_sync");
-        if (waits_for_slowest && me.waited != nullptr)
-          *me.waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - arrived).count();
+        if (timed) *me.waited += std::chrono::duration<double>(std::chrono::steady_clock::now() - arrived).count();
       }
       me.barrier();
     }
