@@ -127,3 +127,46 @@ TEST_CASE("TeamBarrier: TeamMember::waited counts the time a member waited for a
   CHECK(longest >= std::chrono::duration<double>(late).count());
   CHECK(waited[0] >= 0);
 }
+
+TEST_CASE("TeamBarrier: long waits in two rounds close together stop the spinning for a while",
+          "[core][team_barrier]") {
+  using namespace std::chrono_literals;
+  using Clock = dptrain::TeamBarrier::Clock;
+  const Index threads = GENERATE(2, 4);
+  CAPTURE(threads);
+  // `rounds` rounds in which thread 0 arrives `late` after every other member is at the barrier.
+  const auto late_rounds = [threads](dptrain::TeamBarrier& barrier, int rounds) {
+    std::atomic<Index> waiting{0};
+    dptrain::ThreadTeam(threads).run([&](const dptrain::TeamMember& team) {
+      const dptrain::TeamMember me{team.rank, team.size, nullptr, &barrier};
+      for (int round = 0; round < rounds; ++round) {
+        if (me.rank == 0) {
+          while (waiting.load() < threads - 1) std::this_thread::yield();
+          waiting = 0;
+          std::this_thread::sleep_for(2ms);
+        } else {
+          ++waiting;
+        }
+        me.barrier();                          // the others waited about 2 ms: far more than a spin
+        if (round + 1 < rounds) me.barrier();  // every member has left before the next count
+      }
+    });
+  };
+  SECTION("one round alone, however many waited in it, holds nothing") {
+    dptrain::TeamBarrier barrier(20us);
+    late_rounds(barrier, 1);
+    CHECK(barrier.spins_held_until() == Clock::time_point{});
+  }
+  SECTION("two rounds hold the spins") {
+    // A member descheduled between announcing itself and arriving waits less; on a loaded
+    // machine the rounds may also end too far apart. Either is rare: a few tries suffice.
+    bool held = false;
+    for (int attempt = 0; attempt < 5 && !held; ++attempt) {
+      dptrain::TeamBarrier barrier(20us);
+      const Clock::time_point start = Clock::now();
+      late_rounds(barrier, 2);
+      held = barrier.spins_held_until() > start;
+    }
+    CHECK(held);
+  }
+}
