@@ -209,8 +209,7 @@ class TrainingStep {
   /// The step's one reduction of scalars; returns whether to update θ (the same everywhere).
   [[nodiscard]] bool reduce_scalars(const TeamMember& me, VectorMap<Scalar> shard) {
     Slot& my = slot(me.rank);
-    // Every process holds the same reduced gradient: process 0 alone contributes its norm.
-    my.part.sumsq = group_.rank() == 0 ? squared_norm(shard) : 0.0;
+    my.part.sumsq = squared_norm(norm_part(me, shard));
     decide(me, scalars_.all_reduce(me, my.part, group_));
     charge(me, &WorkerReport::aggregate);
     return my.outcome.update;
@@ -343,6 +342,16 @@ class TrainingStep {
           "dptrain::DataParallelTrainer: non-finite " + std::string(std::isfinite(totals.loss) ? "gradient" : "loss") +
               " at step " + std::to_string(my.step) + "; theta keeps its value from before that step",
           my.step)));
+  }
+
+  // The part of this thread's shard whose squares this process sums. Every process holds the
+  // same reduced gradient, so each takes its own 1/R of θ (all of it with one process): no
+  // process reads all of θ while the others wait for its norm.
+  [[nodiscard]] VectorMap<Scalar> norm_part(const TeamMember& me, VectorMap<Scalar> shard) const {
+    const IndexRange mine = buffers_.layout.shard(me.rank);
+    const IndexRange ours = ShardLayout<Scalar>{theta_.size(), group_.size()}.shard(group_.rank());
+    const Index begin = std::max(mine.begin, ours.begin), end = std::min(mine.end(), ours.end());
+    return {shard.data() + (begin - mine.begin), std::max<Index>(end - begin, 0)};
   }
 
   // Σ gᵢ², summed in double. Float squares are summed in blocks that Eigen vectorizes, and the
