@@ -66,9 +66,9 @@ inline void wake_all(std::atomic<std::uint32_t>& word) noexcept {
  * On a quiet machine a step's barriers end within microseconds, so a short spin catches them
  * without a system call. On a shared or oversubscribed machine the thread being waited for may
  * not be running at all — possibly because the waiters' spinning holds its core — so after
- * the spin a waiter gives its core back. When two waits within 10 ms each last longer than
- * 0.5 ms (threads are being descheduled, as beside a busy process), the waiters stop spinning
- * for the next 10 ms and sleep at once; a quiet machine never gets there. OpenMP's own barrier
+ * the spin a waiter gives its core back. When waits in two rounds less than 10 ms apart last
+ * longer than 0.5 ms (threads are being descheduled, as beside a busy process), the waiters stop
+ * spinning for the next 10 ms and sleep at once; a quiet machine never gets there. OpenMP's own barrier
  * decides this from environment variables read at program start (OMP_WAIT_POLICY,
  * GOMP_SPINCOUNT, KMP_BLOCKTIME); this one from its constructor's argument and what it sees.
  *
