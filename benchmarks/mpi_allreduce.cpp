@@ -37,6 +37,8 @@
 #include <variant>
 #include <vector>
 
+#include "mpi_common.hpp"
+
 namespace {
 
 using dptrain::Index;
@@ -75,20 +77,8 @@ struct Options {
   std::vector<Index> sizes = {1'000, 10'000, 100'000, 1'000'000, 10'000'000};
 };
 
-// A positive whole number written as 1000 or 1e3.
 Index count_argument(const std::string& option, const std::string& text) {
-  std::size_t used = 0;
-  double value = 0;
-  try {
-    value = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !(value >= 1) || value > std::numeric_limits<int>::max() ||
-      value != static_cast<double>(static_cast<Index>(value)))
-    throw std::invalid_argument("mpi_allreduce: " + option + " takes a whole number from 1 to 2^31-1, got '" + text +
-                                "'");
-  return static_cast<Index>(value);
+  return static_cast<Index>(bench::count_argument("mpi_allreduce", option, text));
 }
 
 Options parse(int argc, char** argv) {
@@ -113,12 +103,8 @@ Options parse(int argc, char** argv) {
       if (found == aggregators.end()) throw std::invalid_argument("mpi_allreduce: unknown aggregator " + value);
       o.aggregator = static_cast<std::size_t>(found - aggregators.begin());
     } else if (option == "--sizes") {
-      o.sizes.clear();
-      for (std::size_t begin = 0; begin <= value.size();) {
-        const std::size_t end = std::min(value.find(',', begin), value.size());
-        o.sizes.push_back(count_argument(option, value.substr(begin, end - begin)));
-        begin = end + 1;
-      }
+      const std::vector<long long> sizes = bench::count_list("mpi_allreduce", option, value);
+      o.sizes.assign(sizes.begin(), sizes.end());
     } else {
       throw std::invalid_argument("mpi_allreduce: unknown option " + option);
     }
@@ -247,12 +233,6 @@ struct Mode {
   std::vector<double> times;  // seconds of every timed step, this rank's until reduced
 };
 
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  const std::size_t half = values.size() / 2;
-  return values.size() % 2 == 1 ? values[half] : (values[half - 1] + values[half]) / 2;
-}
-
 template <class Scalar>
 void measure(const Options& o, const World& world, Index n) {
   const Index workers = world.ranks * o.threads;
@@ -315,11 +295,11 @@ void measure(const Options& o, const World& world, Index n) {
     MPI_Allreduce(MPI_IN_PLACE, mode.times.data(), static_cast<int>(mode.times.size()), MPI_DOUBLE, MPI_MAX,
                   MPI_COMM_WORLD);
   if (world.rank != 0) return;
-  const double raw = median(modes.front().times);
+  const double raw = bench::median(modes.front().times);
   // Bytes an optimal all-reduce moves through each rank's link: 2(R-1)/R of the vector.
   const double traffic = 2.0 * (world.ranks - 1) / world.ranks * static_cast<double>(n) * sizeof(Scalar);
   for (const Mode& mode : modes) {
-    const double seconds = median(mode.times);
+    const double seconds = bench::median(mode.times);
     std::printf("| %ld | %s | %.3e | ", static_cast<long>(n), mode.name.c_str(), seconds);
     if (world.ranks > 1)
       std::printf("%.3g", traffic / seconds * 1e-9);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The MPI layouts of one machine side by side: the cross-rank all-reduce at 2 ranks x T/2 threads
+# The MPI layouts of one machine side by side: the cross-rank all-reduce at 2 ranks x C/2 threads
 # and at C ranks x 1 thread (C: the cores), then MLP epochs of 1 x C, 2 x C/2 (window funneled,
 # window multiple, no window), 4 x C/4 (funneled, multiple) and C x 1 (window, no window), in
 # alternating rounds. Ranks unbound, shared memory.

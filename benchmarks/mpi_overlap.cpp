@@ -20,17 +20,18 @@
 #include <mpi.h>
 
 #include <Eigen/Dense>
-#include <algorithm>
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <cstdio>
-#include <cstdlib>
+#include <deque>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "mpi_common.hpp"
 
 namespace {
 
@@ -114,31 +115,37 @@ class Sender {
 // Ways of a step.
 enum Mode { compute, blocking, overlap, after, thread };
 
+// Block b of `blocks`: rows [begin, end) of the gradient.
+struct Block {
+  int begin, end;
+  Block(int in, int b, int blocks) : begin(in * b / blocks), end(in * (b + 1) / blocks) {}
+};
+
+// Starts the all-reduce of one block of the gradient.
+void post(Layer& layer, Block block, std::vector<MPI_Request>& requests) {
+  const auto out = static_cast<int>(layer.gradient.cols());
+  requests.emplace_back();
+  MPI_Iallreduce(MPI_IN_PLACE, layer.gradient.data() + static_cast<std::ptrdiff_t>(block.begin) * out,
+                 (block.end - block.begin) * out, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests.back());
+}
+
 void step(Layer& layer, Sender& sender, Mode mode, int blocks) {
   const int in = static_cast<int>(layer.gradient.rows()), out = static_cast<int>(layer.gradient.cols());
   layer.forward();
   std::vector<MPI_Request> requests;
   requests.reserve(static_cast<std::size_t>(blocks));
   for (int b = 0; b < blocks; ++b) {
-    const int begin = in * b / blocks, end = in * (b + 1) / blocks;
-    layer.gradient_rows(begin, end);
-    if (mode == thread) sender.post(begin, end);
+    const Block block(in, b, blocks);
+    layer.gradient_rows(block.begin, block.end);
+    if (mode == thread) sender.post(block.begin, block.end);
     if (mode == overlap) {
-      requests.emplace_back();
-      MPI_Iallreduce(MPI_IN_PLACE, layer.gradient.data() + static_cast<std::ptrdiff_t>(begin) * out,
-                     (end - begin) * out, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests.back());
+      post(layer, block, requests);
       int done = 0;
       MPI_Testall(static_cast<int>(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE);
     }
   }
-  if (mode == after) {
-    for (int b = 0; b < blocks; ++b) {
-      const int begin = in * b / blocks, end = in * (b + 1) / blocks;
-      requests.emplace_back();
-      MPI_Iallreduce(MPI_IN_PLACE, layer.gradient.data() + static_cast<std::ptrdiff_t>(begin) * out,
-                     (end - begin) * out, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD, &requests.back());
-    }
-  }
+  if (mode == after)
+    for (int b = 0; b < blocks; ++b) post(layer, Block(in, b, blocks), requests);
   if (mode == compute) MPI_Barrier(MPI_COMM_WORLD);
   if (mode == blocking)
     MPI_Allreduce(MPI_IN_PLACE, layer.gradient.data(), in * out, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
@@ -147,65 +154,72 @@ void step(Layer& layer, Sender& sender, Mode mode, int blocks) {
   if (mode == thread) sender.wait(blocks);
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
+struct Options {
+  int rows = 128, rounds = 7, steps = 200;
+  std::vector<long long> blocks = {2, 4, 8};  // the block counts to overlap with
+};
 
-std::vector<int> parse_list(const std::string& text) {
-  std::vector<int> values;
-  for (std::size_t at = 0; at < text.size();) {
-    const std::size_t comma = std::min(text.find(',', at), text.size());
-    values.push_back(std::atoi(text.substr(at, comma - at).c_str()));
-    at = comma + 1;
+Options parse(int argc, char** argv) {
+  Options o;
+  const auto count = [](const std::string& option, const std::string& text) {
+    return static_cast<int>(bench::count_argument("mpi_overlap", option, text));
+  };
+  for (int i = 1; i < argc; i += 2) {
+    const std::string option = argv[i];
+    if (i + 1 == argc) throw std::invalid_argument("mpi_overlap: unknown option or missing value: " + option);
+    const std::string value = argv[i + 1];
+    if (option == "--rows") {
+      o.rows = count(option, value);
+    } else if (option == "--rounds") {
+      o.rounds = count(option, value);
+    } else if (option == "--steps") {
+      o.steps = count(option, value);
+    } else if (option == "--blocks") {
+      o.blocks = bench::count_list("mpi_overlap", option, value);
+    } else {
+      throw std::invalid_argument("mpi_overlap: unknown option " + option);
+    }
   }
-  return values;
+  return o;
 }
 
 // Every way in every round, then rank 0's table; the sender's thread ends before MPI does.
-void measure(int argc, char** argv, bool multiple) {
+void measure(const Options& o, bool multiple) {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  int rows = 128, rounds = 7, steps = 200;
-  std::vector<int> overlaps = {2, 4, 8};
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    if (flag == "--rows") rows = std::atoi(argv[i + 1]);
-    if (flag == "--rounds") rounds = std::atoi(argv[i + 1]);
-    if (flag == "--steps") steps = std::atoi(argv[i + 1]);
-    if (flag == "--blocks") overlaps = parse_list(argv[i + 1]);
-  }
-  Layer layer(rows, 784, 256);
+  Layer layer(o.rows, 784, 256);
   Sender sender(layer.gradient.data(), static_cast<int>(layer.gradient.cols()));
   // The ways, in the order every round runs them: {mode, blocks}.
   std::vector<std::pair<Mode, int>> ways = {{compute, 1}, {blocking, 1}};
-  for (const int blocks : overlaps) {
+  for (const long long count : o.blocks) {
+    const int blocks = static_cast<int>(count);
     ways.emplace_back(overlap, blocks);
     ways.emplace_back(after, blocks);
     if (multiple) ways.emplace_back(thread, blocks);
   }
   std::vector<std::vector<double>> times(ways.size());
-  for (int round = 0; round < rounds; ++round) {
+  for (int round = 0; round < o.rounds; ++round) {
     for (std::size_t w = 0; w < ways.size(); ++w) {
       step(layer, sender, ways[w].first, ways[w].second);  // warm
       MPI_Barrier(MPI_COMM_WORLD);
       const auto start = std::chrono::steady_clock::now();
-      for (int s = 0; s < steps; ++s) step(layer, sender, ways[w].first, ways[w].second);
+      for (int s = 0; s < o.steps; ++s) step(layer, sender, ways[w].first, ways[w].second);
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-      times[w].push_back(seconds / steps * 1e6);
+      times[w].push_back(seconds / o.steps * 1e6);
     }
   }
   if (rank == 0) {
-    const double floor = median(times[0]), blocking = median(times[1]);
-    std::printf("%d ranks, %d rows each, %d rounds of %d steps: median µs per step\n\n", ranks, rows, rounds, steps);
+    const double floor = bench::median(times[0]), blocking = bench::median(times[1]);
+    std::printf("%d ranks, %d rows each, %d rounds of %d steps: median µs per step\n\n", ranks, o.rows, o.rounds,
+                o.steps);
     std::printf("| way | µs per step | communication exposed, µs | of the blocking all-reduce hidden |\n");
     std::printf("|---|---|---|---|\n");
     std::printf("| compute + barrier | %.0f | — | — |\n", floor);
     std::printf("| blocking MPI_Allreduce | %.0f | %.0f | — |\n", blocking, blocking - floor);
     for (std::size_t w = 2; w < ways.size(); ++w) {
-      const double t = median(times[w]);
+      const double t = bench::median(times[w]);
       const char* way = ways[w].first == overlap ? "overlap: MPI_Iallreduce per block"
                         : ways[w].first == after ? "no overlap: MPI_Iallreduce per block after the arithmetic"
                                                  : "overlap: a thread's MPI_Allreduce per block";
@@ -221,6 +235,17 @@ int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   Eigen::setNbThreads(1);  // one core per rank, as a trainer's worker runs its products
-  measure(argc, argv, provided == MPI_THREAD_MULTIPLE);
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  try {
+    measure(parse(argc, argv), provided == MPI_THREAD_MULTIPLE);  // the same arguments on every rank
+  } catch (const std::invalid_argument& e) {
+    if (rank == 0)
+      std::fprintf(stderr,
+                   "%s\nusage: mpiexec -np R mpi_overlap [--rows N] [--rounds K] [--steps S] [--blocks B1,B2,...]\n",
+                   e.what());
+    MPI_Finalize();
+    return 2;
+  }
   MPI_Finalize();
 }

@@ -22,7 +22,7 @@ namespace dptrain {
  */
 struct StepScalars {
   double loss = 0;           ///< Σℓ over the step's samples
-  double sumsq = 0;          ///< ‖Σ G‖² of the reduced gradient (all hold the same g: each process sums its 1/R of θ)
+  double sumsq = 0;          ///< ‖Σ G‖² of the reduced gradient (each process sums its 1/R of θ)
   double samples = 0;        ///< samples whose gradient was computed
   double busy_workers = 0;   ///< workers with at least one sample (Weighting::equal)
   double failures = 0;       ///< workers or hooks that threw since the last step

@@ -126,15 +126,24 @@ class TeamBarrier {
       if (sleepers_.load(std::memory_order_seq_cst) > 0) detail::wake_all(generation_);
       return;
     }
+    if (spin_.count() == 0) {  // nothing to hold: sleep, and read no clock
+      sleep(round);
+      return;
+    }
     const Clock::time_point arrived = Clock::now();
-    if (spin_.count() > 0 && !held(arrived) && spun(round, arrived + spin_)) return;
-    sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    while (generation_.load(std::memory_order_seq_cst) == round) detail::sleep_while(generation_, round);
-    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    if (!held(arrived) && spun(round, arrived + spin_)) return;
+    sleep(round);
     note_wait(arrived, round);
   }
 
  private:
+  // Sleeps until the generation leaves `round`, counted as a sleeper for the last arrival.
+  void sleep(std::uint32_t round) noexcept {
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    while (generation_.load(std::memory_order_seq_cst) == round) detail::sleep_while(generation_, round);
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+  }
+
   // Spins until the round ends (true) or `until` (false); reads the clock every 64 pauses, a
   // few per microsecond.
   bool spun(std::uint32_t round, Clock::time_point until) const noexcept {
