@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <numeric>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,48 @@ void BM_TrainerOwnTime(benchmark::State& state) {
   for (auto _ : state) state.SetIterationTime(per_step);
   count_samples(state, static_cast<double>(batch_size));
 }
+
+// One step's 256 shuffled rows of Fashion-MNIST, each iteration the next 256 of a shuffled
+// order: range 0 copies them as a worker does (DenseDataset::gather), range 1 only reads them
+// (summed as packets, with the same prefetching), the floor of any step that reads its rows from
+// memory. Their difference is what the copy itself costs.
+void BM_ShuffledRows(benchmark::State& state) {
+  const Data& data = fashion_train();
+  const bool copy = state.range(0) == 0;
+  std::vector<Index> order(static_cast<std::size_t>(data.size()));
+  std::iota(order.begin(), order.end(), Index{0});
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(1));
+  Data::Buffer buffer = data.make_buffer(batch_size);
+  // Eigen packets, kept in a register (a 16-float Eigen array stayed on the stack here).
+  using Packet = dptrain::detail::narrow::Packet<float>;
+  constexpr Index lanes = dptrain::detail::narrow::lanes<float>;
+  const Index d = data.dim(), lines = d / 16;
+  std::size_t first = 0;
+  for (auto _ : state) {
+    if (first + batch_size > order.size()) first = 0;
+    const std::span<const Index> rows(order.data() + first, batch_size);
+    if (copy) {
+      benchmark::DoNotOptimize(data.gather(rows, buffer).features.data());
+    } else {
+      Packet sum = Eigen::internal::pset1<Packet>(0.0f);
+      for (std::size_t i = 0; i < rows.size(); ++i) {
+        const float* row = data.features.data() + rows[i] * d;
+        const float* ahead = data.features.data() + rows[std::min(i + 3, rows.size() - 1)] * d;
+        for (Index j = 0; j < lines; ++j) {
+          __builtin_prefetch(ahead + 16 * j);
+          for (Index k = 0; k < 16; k += lanes)
+            sum = Eigen::internal::padd(sum, Eigen::internal::ploadu<Packet>(row + 16 * j + k));
+        }
+      }
+      float total = Eigen::internal::predux(sum);
+      benchmark::DoNotOptimize(total);
+    }
+    benchmark::ClobberMemory();
+    first += batch_size;
+  }
+  state.counters["GBps"] = giga_per_second(static_cast<double>(batch_size * lines * 16 * Index{sizeof(float)}));
+}
+BENCHMARK(BM_ShuffledRows)->ArgName("read_only")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
 
 // One epoch (60 000 samples, 235 steps, the last of 96 samples), shuffled, in steady state; with
 // the default even split, or with the split that follows each core's measured speed. The first
