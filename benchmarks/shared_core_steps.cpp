@@ -153,15 +153,22 @@ double seconds_since(Clock::time_point start) {
 
 // --- the schedules: each trains one epoch from p.theta0 into `theta` and returns its seconds ---
 
+// A barrier schedule's buffers: one gradient per part (thread or chunk), their sum, the velocity.
+struct StepBuffers {
+  StepBuffers(Index n, int count) : sum(n), velocity(n) {
+    velocity.map().setZero();
+    for (int i = 0; i < count; ++i) grads.emplace_back(n);
+    for (const Buffer& g : grads) parts.push_back(g.data());
+  }
+  std::vector<Buffer> grads;
+  std::vector<const Scalar*> parts;
+  Buffer sum, velocity;
+};
+
 double lockstep(const Problem& p, int threads, dptrain::Vector<Scalar>& theta) {
   const Index n = p.parameters();
   theta = p.theta0;
-  Buffer velocity(n), sum(n);
-  velocity.map().setZero();
-  std::vector<Buffer> grads;
-  for (int t = 0; t < threads; ++t) grads.emplace_back(n);
-  std::vector<const Scalar*> parts;
-  for (const Buffer& g : grads) parts.push_back(g.data());
+  StepBuffers b(n, threads);
   dptrain::TeamBarrier barrier(std::chrono::microseconds(50));
   const Clock::time_point start = Clock::now();
 #pragma omp parallel num_threads(threads)
@@ -172,11 +179,11 @@ double lockstep(const Problem& p, int threads, dptrain::Vector<Scalar>& theta) {
     const Index lo = p.batch * me / threads, hi = p.batch * (me + 1) / threads;
     const Index first = n * me / threads, last = n * (me + 1) / threads;
     for (Index s = 0; s < p.steps; ++s) {
-      grads[me].map().setZero();
-      p.model.loss_and_gradient(theta, p.data.gather(p.rows(s, lo, hi), buffer), grads[me].map(), ws);
+      b.grads[me].map().setZero();
+      p.model.loss_and_gradient(theta, p.data.gather(p.rows(s, lo, hi), buffer), b.grads[me].map(), ws);
       barrier.arrive_and_wait(threads);
-      sum_chunks(parts, first, last, sum.data());
-      p.update(first, last, sum.data(), velocity.data(), theta.data(), theta.data());
+      sum_chunks(b.parts, first, last, b.sum.data());
+      p.update(first, last, b.sum.data(), b.velocity.data(), theta.data(), theta.data());
       barrier.arrive_and_wait(threads);
     }
   }
@@ -188,12 +195,7 @@ constexpr Index update_blocks = 32;
 double claimed(const Problem& p, int threads, int chunks, dptrain::Vector<Scalar>& theta) {
   const Index n = p.parameters(), block = (n + update_blocks - 1) / update_blocks;
   theta = p.theta0;
-  Buffer velocity(n), sum(n);
-  velocity.map().setZero();
-  std::vector<Buffer> grads;
-  for (int c = 0; c < chunks; ++c) grads.emplace_back(n);
-  std::vector<const Scalar*> parts;
-  for (const Buffer& g : grads) parts.push_back(g.data());
+  StepBuffers b(n, chunks);
   Claims chunk_claims(chunks), block_claims(update_blocks);
   dptrain::TeamBarrier barrier(std::chrono::microseconds(50));
   const Clock::time_point start = Clock::now();
@@ -203,16 +205,16 @@ double claimed(const Problem& p, int threads, int chunks, dptrain::Vector<Scalar
     auto buffer = p.data.make_buffer(p.batch);
     for (Index s = 0; s < p.steps; ++s) {
       for (Index c; (c = chunk_claims.next(s)) >= 0;) {
-        grads[c].map().setZero();
+        b.grads[c].map().setZero();
         p.model.loss_and_gradient(theta,
                                   p.data.gather(p.rows(s, p.batch * c / chunks, p.batch * (c + 1) / chunks), buffer),
-                                  grads[c].map(), ws);
+                                  b.grads[c].map(), ws);
       }
       barrier.arrive_and_wait(threads);
-      for (Index b; (b = block_claims.next(s)) >= 0;) {
-        const Index first = b * block, last = std::min(n, first + block);
-        sum_chunks(parts, first, last, sum.data());
-        p.update(first, last, sum.data(), velocity.data(), theta.data(), theta.data());
+      for (Index k; (k = block_claims.next(s)) >= 0;) {
+        const Index first = k * block, last = std::min(n, first + block);
+        sum_chunks(b.parts, first, last, b.sum.data());
+        p.update(first, last, b.sum.data(), b.velocity.data(), theta.data(), theta.data());
       }
       barrier.arrive_and_wait(threads);
     }
