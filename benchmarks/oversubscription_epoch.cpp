@@ -88,9 +88,9 @@ void run(const Model& model, const dptrain::DenseDataset<float, dptrain::Label>&
     wait += worker.wait;
     total += worker.seconds();
   }
-  std::printf("s/epoch %.6f wait-share %.3f threads %ld cores %ld oversubscribed %d\n",
-              report.seconds / static_cast<double>(report.epochs), total > 0 ? wait / total : 0.0, long(report.threads),
-              long(report.cores), report.oversubscribed() ? 1 : 0);
+  std::printf("s/epoch %.6f wait-share %.3f other-load %.2f threads %ld cores %ld oversubscribed %d\n",
+              report.seconds / static_cast<double>(report.epochs), total > 0 ? wait / total : 0.0, report.other_load,
+              long(report.threads), long(report.cores), report.oversubscribed() ? 1 : 0);
 }
 
 template <class Model>

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: MIT
 // WaitPolicy: both barriers give bitwise the same θ; FitReport says how many cores the process
-// had and whether the team oversubscribed them.
+// had, whether the team oversubscribed them, and how much of them other work took.
 #include <catch2/catch.hpp>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
 #include <limits>
 #include <string>
 #include <thread>
@@ -80,6 +85,7 @@ TEST_CASE("FitReport: cores is the process's available CPUs; more threads than t
   }
   dptrain::FitReport report;
   CHECK_FALSE(report.oversubscribed());  // nothing known yet
+  CHECK(std::isnan(report.other_load));
   report.threads = 3;
   report.cores = 2;
   CHECK(report.oversubscribed());
@@ -106,4 +112,28 @@ TEST_CASE(
                                        dptrain::Sgd{.lr = 0.1});
   CHECK_THROWS_WITH(unknown.fit(model, theta, data),
                     Catch::StartsWith("dptrain::DataParallelTrainer: wait_policy must be WaitPolicy::openmp or"));
+}
+
+TEST_CASE("FitReport: other_load sees a busy process beside the training", "[trainer][wait_policy]") {
+  // A child process that keeps one CPU of this process's mask busy for the whole fit().
+  const pid_t busy = fork();
+  REQUIRE(busy >= 0);
+  if (busy == 0)
+    for (;;) __asm__ volatile("" ::: "memory");  // no library call, nothing a sanitizer intercepts
+  const dptrain::SoftmaxRegression<double> model(20, 3);
+  dptrain::DenseDataset<double, dptrain::Label> data{dptrain::RowMatrix<double>::Random(4000, 20),
+                                                     dptrain::Vector<dptrain::Label>::Zero(4000)};
+  dptrain::Vector<double> theta = model.init_parameters();
+  // Epochs until the fit has lasted half a second: long enough for /proc/stat's ticks.
+  dptrain::FitReport report;
+  for (int epochs = 4; report.seconds < 0.5 && epochs < 4096; epochs *= 2) {
+    report = dptrain::DataParallelTrainer({.threads = 1, .batch_size = 32, .epochs = epochs}, dptrain::Sgd{.lr = 0.1})
+                 .fit(model, theta, data);
+  }
+  kill(busy, SIGKILL);
+  waitpid(busy, nullptr, 0);
+  INFO("fit of " << report.seconds << " s, other load " << report.other_load);
+  // The child had a CPU to itself or shared one with this test: at least about half a core.
+  CHECK(report.other_load > 0.3);
+  CHECK(report.other_load <= static_cast<double>(dptrain::available_cores()) + 0.5);
 }

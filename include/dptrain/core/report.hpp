@@ -2,6 +2,7 @@
 // FitReport and WorkerReport: what fit() returns (steps, losses, wall time, per-worker phase times).
 #pragma once
 
+#include <limits>
 #include <vector>
 
 #include "dptrain/core/types.hpp"
@@ -48,12 +49,16 @@ struct FitReport {
   double final_loss = 0;              ///< mean loss of the last step's minibatch
   double seconds = 0;                 ///< wall time of fit()
   std::vector<WorkerReport> workers;  ///< per-worker phase times and samples, indexed by rank
+  /// Cores' worth of CPU time that other work used on the team's CPUs during fit() (other_load():
+  /// about 0 on a machine of its own, about 1 beside one busy process; other ranks on the same
+  /// machine count too). Set at the end of fit(); NaN before, and where it cannot be measured.
+  double other_load = std::numeric_limits<double>::quiet_NaN();
 
   /**
    * @brief More threads than cores: some worker always waits for one that is not running, and
    * every step's barriers cost a time slice (docs/trainer.md, "Shared and oversubscribed
-   * machines"). Not seen: other processes that keep the cores busy, CPU quotas, and with
-   * several processes (MPI) the ranks that share this machine.
+   * machines"). Not seen: other processes that keep the cores busy (other_load tells), CPU
+   * quotas, and with several processes (MPI) the ranks that share this machine.
    */
   [[nodiscard]] bool oversubscribed() const noexcept { return cores > 0 && threads > cores; }
 

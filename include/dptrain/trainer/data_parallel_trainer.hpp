@@ -234,6 +234,8 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
 
   FitReport run() {
     const Clock::time_point start = Clock::now();
+    // What the CPUs had done before the fit: at its end, what other work took of them.
+    const CpuUsage usage_at_start = CpuUsage::now();
     record_.report().cores = cores_;  // before on_fit_begin, which may warn about oversubscription
     // The workers are the parallelism: Eigen's own GEMM threads would oversubscribe the cores.
     // The setting is process-wide, so a fit() inside another parallel region (where Eigen starts
@@ -268,6 +270,7 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
     step_.stop_clocks(end);
     FitReport& report = record_.report();
     report.seconds = std::chrono::duration<double>(end - start).count();
+    report.other_load = other_load(usage_at_start, CpuUsage::now(), report.seconds);
     for (Index rank = 0; rank < opt_.threads; ++rank)
       report.workers[static_cast<std::size_t>(rank)] = step_.report(rank);
     errors_.rethrow();
