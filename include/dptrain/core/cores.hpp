@@ -66,7 +66,8 @@ inline bool team_cpus(cpu_set_t& cpus) noexcept {
  *
  * A team with more threads than this is *oversubscribed*: some thread always waits for one that
  * is not running (FitReport::oversubscribed()). Not seen here: a CPU quota (`docker --cpus`, a
- * cgroup's `cpu.max`) and other processes that keep the CPUs busy.
+ * cgroup's `cpu.max`) and other processes that keep the CPUs busy (CpuUsage and other_load()
+ * measure those, FitReport::other_load reports them).
  *
  * Thread-safe; a system call each time (about a microsecond).
  */
