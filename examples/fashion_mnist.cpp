@@ -48,6 +48,12 @@ int train(const Model& model, Optimizer optimizer, Communicator communicator, co
   std::printf("\n%s, %s, %s: %ld epochs on %s in %.1f s (%.0f samples/s)\ntest accuracy: %.2f%%\n", o.model.c_str(),
               o.optimizer.c_str(), o.aggregator.c_str(), long(report.epochs), workers.c_str(), report.seconds,
               report.samples_per_second(), 100 * accuracy);
+  // On a machine shared with busy processes the synchronous step waits for workers that lost
+  // their cores (docs/trainer.md, "Shared and oversubscribed machines"). Other ranks count as
+  // other work, so only a lone process says so.
+  if (processes.ranks() == 1 && report.other_load > 0.5)
+    std::printf("note: other work kept %.1f of the %ld cores busy meanwhile; fewer threads may train faster\n",
+                report.other_load, long(report.cores));
   return 0;
 }
 
