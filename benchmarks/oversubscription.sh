@@ -10,6 +10,8 @@
 #   over   cores vs 4 x cores threads                    target: 4 x cores at most 2x slower
 # Waits: openmp (the `omp barrier`, runtime defaults), openmp with OMP_WAIT_POLICY=passive (the
 # runtime's own sleeping barrier, a reference), spin-then-sleep (dptrain's TeamBarrier).
+# Each scenario also prints the median of its runs' FitReport::other_load: the cores' worth of CPU
+# time other work took (about 1 beside the `yes`, about 0 otherwise; coarse for short epochs).
 # Leave the machine otherwise idle; OMP_PROC_BIND and friends are passed through as set.
 set -euo pipefail
 if [ $# -lt 1 ] || [ ! -x "$1" ]; then
@@ -31,14 +33,14 @@ echo "CPU: $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'
 echo "rounds: $rounds (medians); options: ${extra[*]:-none}; $(uname -r)"
 
 waits=("openmp" "openmp-passive" "spin-then-sleep")
-declare -A times
+declare -A times loads
 
-# One epoch: prints its seconds per epoch.
+# One epoch: prints its seconds per epoch and the report's other_load (other work's cores).
 epoch() { # wait threads
   local wait=$1 threads=$2 env=()
   [ "$wait" = openmp-passive ] && env=(OMP_WAIT_POLICY=passive) && wait=openmp
   env "${env[@]}" "$binary" --threads "$threads" --wait "$wait" "${extra[@]}" |
-    awk '$1 == "s/epoch" { print $2; found = 1 } END { exit !found }'
+    awk '$1 == "s/epoch" && $5 == "other-load" { print $2, $6; found = 1 } END { exit !found }'
 }
 
 median() { # values...
@@ -52,7 +54,9 @@ measure() { # scenario threads...
   for ((r = 0; r < rounds; r++)); do
     for threads in "$@"; do
       for wait in "${waits[@]}"; do
-        times[$scenario,$wait,$threads]+="$(epoch "$wait" "$threads") "
+        read -r seconds load < <(epoch "$wait" "$threads")
+        times[$scenario,$wait,$threads]+="$seconds "
+        loads[$scenario]+="$load "
       done
     done
   done
@@ -72,6 +76,7 @@ report() { # scenario title few many target
     printf '%-16s %14.4f %14.4f %22.2f\n' "$wait" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN { print b / a }')"
   done
   echo "target: $target"
+  echo "other work's load (FitReport::other_load, median of the scenario's runs): $(median ${loads[$scenario]}) cores"
 }
 
 measure quiet 1 2
