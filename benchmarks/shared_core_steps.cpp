@@ -119,7 +119,9 @@ class Claims {
 
 // What an idle thread of the backup schedule waits for: a chunk or a step done. It spins for
 // `spin`, then sleeps on a futex (not sched_yield: beside a busy process each yield hands it the
-// core for a time slice), at most until `timeout`, when a held chunk would count as stalled.
+// core for a time slice), at most until `timeout`, when a held chunk would count as stalled. As
+// TeamBarrier does, a wait that outlasts 0.5 ms (a thread is being descheduled) makes every wait
+// of the next 10 ms sleep at once.
 class Events {
  public:
   explicit Events(std::chrono::nanoseconds spin) : spin_(spin) {}
@@ -129,22 +131,29 @@ class Events {
     syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
   }
   void wait(std::uint32_t seen, std::chrono::nanoseconds timeout) {
-    const Clock::time_point spin_end = Clock::now() + spin_;
-    while (word_.load() == seen)
+    const Clock::time_point start = Clock::now();
+    const bool held = start.time_since_epoch().count() < held_until_.load(std::memory_order_relaxed);
+    const Clock::time_point spin_end = start + (held ? std::chrono::nanoseconds(0) : spin_);
+    while (word_.load() == seen) {
       if (Clock::now() < spin_end) {
         dptrain::detail::cpu_relax();
-      } else {
-        const std::int64_t ns = std::max<std::int64_t>(timeout.count(), 1000);
-        const timespec wait{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
-        syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAIT_PRIVATE, seen, &wait, nullptr, 0);
-        return;
+        continue;
       }
+      const std::int64_t ns = std::max<std::int64_t>(timeout.count(), 1000);
+      const timespec wait{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+      syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAIT_PRIVATE, seen, &wait, nullptr, 0);
+      break;
+    }
+    const Clock::time_point end = Clock::now();
+    if (spin_.count() > 0 && end - start > std::chrono::microseconds(500))
+      held_until_.store((end + std::chrono::milliseconds(10)).time_since_epoch().count(), std::memory_order_relaxed);
   }
 
  private:
   static_assert(sizeof(std::atomic<std::uint32_t>) == sizeof(std::uint32_t));
   std::atomic<std::uint32_t> word_{0};
   std::chrono::nanoseconds spin_;
+  std::atomic<Clock::rep> held_until_{0};  // waits sleep at once until then (the clock's ticks)
 };
 
 double seconds_since(Clock::time_point start) {
