@@ -31,7 +31,6 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cmath>
@@ -121,14 +120,14 @@ class Claims {
 // `spin`, then sleeps on a futex (not sched_yield: beside a busy process each yield hands it the
 // core for a time slice), at most until `timeout`, when a held chunk would count as stalled. As
 // TeamBarrier does, a wait that outlasts 0.5 ms (a thread is being descheduled) makes every wait
-// of the next 10 ms sleep at once.
+// of the next 10 ms sleep at once. (TeamBarrier's futex sleep has no timeout, which this needs.)
 class Events {
  public:
   explicit Events(std::chrono::nanoseconds spin) : spin_(spin) {}
   [[nodiscard]] std::uint32_t seen() const { return word_.load(); }
   void signal() {
     word_.fetch_add(1);
-    syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAKE_PRIVATE, INT_MAX, nullptr, nullptr, 0);
+    dptrain::detail::wake_all(word_);
   }
   void wait(std::uint32_t seen, std::chrono::nanoseconds timeout) {
     const Clock::time_point start = Clock::now();

@@ -68,8 +68,8 @@ inline void wake_all(std::atomic<std::uint32_t>& word) noexcept {
  * not be running at all — possibly because the waiters' spinning holds its core — so after
  * the spin a waiter gives its core back. When waits in two rounds less than 10 ms apart last
  * longer than 0.5 ms (threads are being descheduled, as beside a busy process), the waiters stop
- * spinning for the next 10 ms and sleep at once; a quiet machine never gets there. OpenMP's own barrier
- * decides this from environment variables read at program start (OMP_WAIT_POLICY,
+ * spinning for the next 10 ms and sleep at once; a quiet machine never gets there. OpenMP's own
+ * barrier decides this from environment variables read at program start (OMP_WAIT_POLICY,
  * GOMP_SPINCOUNT, KMP_BLOCKTIME); this one from its constructor's argument and what it sees.
  *
  * Sense-reversing (the sense is a generation count): the last of `threads` arrivals resets the
