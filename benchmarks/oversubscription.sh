@@ -9,7 +9,9 @@
 #   busy   1 vs 2 threads beside one `yes > /dev/null`   target: 2 threads no slower than 1
 #   over   cores vs 4 x cores threads                    target: 4 x cores at most 2x slower
 # Waits: openmp (the `omp barrier`, runtime defaults), openmp with OMP_WAIT_POLICY=passive (the
-# runtime's own sleeping barrier, a reference), spin-then-sleep (dptrain's TeamBarrier).
+# runtime's own sleeping barrier, a reference), spin-then-sleep (dptrain's TeamBarrier), and
+# backup (spin-then-sleep's waits, steps with no barrier: dptrain::BackupWorkers). Each row's last
+# column divides by spin-then-sleep's time on the few threads: the default one user starts from.
 # Each scenario also prints the median of its runs' FitReport::other_load: the cores' worth of CPU
 # time other work took (about 1 beside the `yes`, about 0 otherwise; coarse for short epochs).
 # Leave the machine otherwise idle; OMP_PROC_BIND and friends are passed through as set.
@@ -32,14 +34,16 @@ cores=$(nproc) # the CPUs of this process's affinity mask, like dptrain::availab
 echo "CPU: $(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($(nproc --all) CPUs, $cores available)"
 echo "rounds: $rounds (medians); options: ${extra[*]:-none}; $(uname -r)"
 
-waits=("openmp" "openmp-passive" "spin-then-sleep")
+waits=("openmp" "openmp-passive" "spin-then-sleep" "backup")
 declare -A times loads
 
 # One epoch: prints its seconds per epoch and the report's other_load (other work's cores).
 epoch() { # wait threads
   local wait=$1 threads=$2 env=()
+  local sync=every-step
   [ "$wait" = openmp-passive ] && env=(OMP_WAIT_POLICY=passive) && wait=openmp
-  env "${env[@]}" "$binary" --threads "$threads" --wait "$wait" "${extra[@]}" |
+  [ "$wait" = backup ] && sync=backup && wait=spin-then-sleep
+  env "${env[@]}" "$binary" --threads "$threads" --wait "$wait" --synchronizer "$sync" "${extra[@]}" |
     awk '$1 == "s/epoch" && $5 == "other-load" { print $2, $6; found = 1 } END { exit !found }'
 }
 
@@ -68,12 +72,16 @@ report() { # scenario title few many target
   local scenario=$1 title=$2 few=$3 many=$4 target=$5
   echo
   echo "## $title"
-  printf '%-16s %14s %14s %22s\n' wait "s/epoch $few thr" "s/epoch $many thr" "t($many) / t($few)"
+  printf '%-16s %14s %14s %22s %26s\n' wait "s/epoch $few thr" "s/epoch $many thr" "t($many) / t($few)" \
+    "t($many) / t(default, $few)"
+  local base
+  base=$(median ${times[$scenario,spin-then-sleep,$few]})
   for wait in "${waits[@]}"; do
     local a b
     a=$(median ${times[$scenario,$wait,$few]})
     b=$(median ${times[$scenario,$wait,$many]})
-    printf '%-16s %14.4f %14.4f %22.2f\n' "$wait" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN { print b / a }')"
+    printf '%-16s %14.4f %14.4f %22.2f %26.2f\n' "$wait" "$a" "$b" "$(awk -v a="$a" -v b="$b" 'BEGIN { print b / a }')" \
+      "$(awk -v a="$base" -v b="$b" 'BEGIN { print b / a }')"
   done
   echo "target: $target"
   echo "other work's load (FitReport::other_load, median of the scenario's runs): $(median ${loads[$scenario]}) cores"

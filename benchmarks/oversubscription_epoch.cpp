@@ -6,7 +6,8 @@
 //   OMP_WAIT_POLICY=passive benchmarks/oversubscription_epoch --threads 8 --wait openmp
 // Options: --threads N (default: all available cores), --wait openmp|spin-then-sleep (openmp),
 // --spin-us S (spin_microseconds, 50), --partitioner even|balancing (even), --model mlp|softmax
-// (mlp), --batch B (256), --epochs E (1), --samples N (60000).
+// (mlp), --batch B (256), --epochs E (1), --samples N (60000), --synchronizer every-step|backup
+// (every-step; backup: dptrain::BackupWorkers), --chunks C (BackupWorkers' chunks, 0: its default).
 #include <dptrain/dptrain.hpp>
 
 #include <cstdio>
@@ -26,6 +27,8 @@ struct Options {
   dptrain::Index batch = 256;
   dptrain::Index epochs = 1;
   dptrain::Index samples = 60000;
+  std::string synchronizer = "every-step";
+  dptrain::Index chunks = 0;
 };
 
 [[noreturn]] void usage(const char* why) {
@@ -33,7 +36,8 @@ struct Options {
                "oversubscription_epoch: %s\n"
                "usage: oversubscription_epoch [--threads N] [--wait openmp|spin-then-sleep] [--spin-us S]\n"
                "         [--partitioner even|balancing] [--model mlp|softmax] [--batch B] [--epochs E] "
-               "[--samples N]\n",
+               "[--samples N]\n"
+               "         [--synchronizer every-step|backup] [--chunks C]\n",
                why);
   std::exit(2);
 }
@@ -60,6 +64,10 @@ Options parse(int argc, char** argv) {
       o.epochs = std::atol(value.c_str());
     } else if (key == "--samples") {
       o.samples = std::atol(value.c_str());
+    } else if (key == "--synchronizer") {
+      o.synchronizer = value;
+    } else if (key == "--chunks") {
+      o.chunks = std::atol(value.c_str());
     } else {
       usage(("unknown option " + key).c_str());
     }
@@ -67,12 +75,15 @@ Options parse(int argc, char** argv) {
   if (o.wait != "openmp" && o.wait != "spin-then-sleep") usage("--wait must be openmp or spin-then-sleep");
   if (o.partitioner != "even" && o.partitioner != "balancing") usage("--partitioner must be even or balancing");
   if (o.model != "mlp" && o.model != "softmax") usage("--model must be mlp or softmax");
+  if (o.synchronizer != "every-step" && o.synchronizer != "backup")
+    usage("--synchronizer must be every-step or backup");
   if (o.threads < 1 || o.batch < 1 || o.epochs < 1 || o.samples < 1) usage("counts must be positive");
   return o;
 }
 
-template <class Partitioner, class Model>
-void run(const Model& model, const dptrain::DenseDataset<float, dptrain::Label>& data, const Options& o) {
+template <class Partitioner, class Model, class Synchronizer>
+void run(const Model& model, const dptrain::DenseDataset<float, dptrain::Label>& data, const Options& o,
+         const Synchronizer& synchronizer) {
   dptrain::Vector<float> theta = model.init_parameters(1);
   const dptrain::TrainerOptions options{
       .threads = o.threads,
@@ -82,7 +93,8 @@ void run(const Model& model, const dptrain::DenseDataset<float, dptrain::Label>&
       .wait_policy = o.wait == "openmp" ? dptrain::WaitPolicy::openmp : dptrain::WaitPolicy::spin_then_sleep,
       .spin_microseconds = o.spin_us};
   const dptrain::FitReport report =
-      dptrain::DataParallelTrainer(options, dptrain::Momentum{.lr = 0.05}, Partitioner{}).fit(model, theta, data);
+      dptrain::DataParallelTrainer(options, dptrain::Momentum{.lr = 0.05}, Partitioner{}, synchronizer)
+          .fit(model, theta, data);
   double wait = 0, total = 0;
   for (const dptrain::WorkerReport& worker : report.workers) {
     wait += worker.wait;
@@ -95,10 +107,12 @@ void run(const Model& model, const dptrain::DenseDataset<float, dptrain::Label>&
 
 template <class Model>
 void run(const Model& model, const dptrain::DenseDataset<float, dptrain::Label>& data, const Options& o) {
-  if (o.partitioner == "balancing")
-    run<dptrain::BalancingPartitioner>(model, data, o);
+  if (o.synchronizer == "backup")
+    run<dptrain::EvenPartitioner>(model, data, o, dptrain::BackupWorkers{.chunks = o.chunks});
+  else if (o.partitioner == "balancing")
+    run<dptrain::BalancingPartitioner>(model, data, o, dptrain::EveryStepSynchronizer{});
   else
-    run<dptrain::EvenPartitioner>(model, data, o);
+    run<dptrain::EvenPartitioner>(model, data, o, dptrain::EveryStepSynchronizer{});
 }
 
 }  // namespace

@@ -515,55 +515,86 @@ concept Communicator = std::copy_constructible<C> && requires(const C& c, Index 
 };
 
 // ---------------------------------------------------------------------------------------------
-// Synchronizer: what happens between the local gradients and the next step
+// Synchronizer: how the steps between two hook points run
 // ---------------------------------------------------------------------------------------------
 
+/// The steps a Synchronizer runs between two hook points, all in one epoch: the run's steps
+/// first … first + count − 1 (numbered from 1), which are the epoch's steps epoch_step … .
+struct StepSpan {
+  Index epoch = 0;
+  Index first = 1;
+  Index epoch_step = 0;
+  Index count = 1;
+};
+
 namespace detail {
-/// The primitives DataParallelTrainer's step offers a Synchronizer (declared only: the concept
-/// checks a policy against them; the trainer's TrainingStep defines them).
+/// The parts DataParallelTrainer's step offers a Synchronizer (declared only: the concept checks
+/// a policy against them; the trainer's TrainingStep defines and documents them).
 struct StepPrimitives {
+  using Scalar = float;
+  struct WorkerState {
+    VectorMap<float> gradient();
+  };
+  struct Buffer {};
+  // collectives
+  void local_gradient(const TeamMember&, Index step, Index epoch_step);
   void wait_for_workers(const TeamMember&);
   VectorMap<float> reduce_gradients(const TeamMember&);
   bool reduce_scalars(const TeamMember&, VectorMap<float> shard);
   void update(const TeamMember&, VectorMap<float> shard);
   void publish(const TeamMember&);
+  bool finish(const TeamMember&, const StepSpan&, Index k);
 };
 }  // namespace detail
 
 /**
- * @brief What happens between the workers' local gradients and the next step: when and how they
- * are combined, and when θ changes. Synchronous SGD reduces every step (EveryStepSynchronizer);
- * periodic averaging, bounded staleness and backup workers are other Synchronizers.
+ * @brief How the steps between two hook points run: when the workers' gradients are combined,
+ * and when θ changes. Synchronous SGD reduces every step (EveryStepSynchronizer); BackupWorkers
+ * shares each step out in chunks and computes a stalled one again; periodic averaging and
+ * bounded staleness are other Synchronizers.
  *
  * @par Requirements
- * `template <class Step> void synchronize(Step& step, const TeamMember& me) const`, called by
- * every thread after its local gradient, composed from the step's primitives:
+ * `template <class Step> Loop start(Step& step) const`, called once per fit() before the team
+ * starts, returns the fit's loop (any state it needs, sized there); every thread of the team then
+ * calls `loop.run(me, span)` for each StepSpan, which returns when the span's steps are done or
+ * the team leaves training (step.outcome(me).leave). The loop composes the step's parts; the
+ * collective ones, called by every worker in the same order:
+ * - `step.local_gradient(me, span.first + k, span.epoch_step + k)`: this worker's micro-batches;
  * - `step.wait_for_workers(me)`: a barrier after which every local gradient is written;
  * - `step.reduce_gradients(me)`: this thread's shard of Σ G over the team (Aggregator) and the
  *   processes (Communicator);
  * - `step.reduce_scalars(me, shard)`: the one reduction of the step's scalars (loss, ‖g‖²,
  *   samples, failures, stop requests); returns whether to update θ, the same on every worker;
  * - `step.update(me, shard)`: the mean, clipping and the Optimizer on this thread's slice of θ;
- * - `step.publish(me)`: a barrier after which every worker sees the new θ.
- * Every worker must call the same primitives in the same order (they hold collectives).
+ * - `step.publish(me)`: a barrier after which every worker sees the new θ;
+ * - `step.finish(me, span, k)`: records the step; returns whether to leave training.
  *
  * @code
  * struct EveryStep {
  *   template <class Step>
- *   void synchronize(Step& step, const dptrain::TeamMember& me) const {
- *     step.wait_for_workers(me);
- *     auto shard = step.reduce_gradients(me);
- *     if (step.reduce_scalars(me, shard)) step.update(me, shard);
- *     step.publish(me);
- *   }
+ *   struct Loop {
+ *     Step* step;
+ *     void run(const dptrain::TeamMember& me, const dptrain::StepSpan& span) const {
+ *       for (dptrain::Index k = 0; k < span.count; ++k) {
+ *         step->local_gradient(me, span.first + k, span.epoch_step + k);
+ *         step->wait_for_workers(me);
+ *         auto shard = step->reduce_gradients(me);
+ *         if (step->reduce_scalars(me, shard)) step->update(me, shard);
+ *         step->publish(me);
+ *         if (step->finish(me, span, k)) return;
+ *       }
+ *     }
+ *   };
+ *   template <class Step>
+ *   Loop<Step> start(Step& step) const { return {&step}; }
  * };
  * static_assert(dptrain::Synchronizer<EveryStep>);
  * @endcode
  */
 template <class S>
 concept Synchronizer = std::copy_constructible<S> &&
-    requires(const S& s, detail::StepPrimitives& step, const TeamMember& me) {
-  s.synchronize(step, me);
+    requires(const S& s, detail::StepPrimitives& step, const TeamMember& me, const StepSpan& span) {
+  s.start(step).run(me, span);
 };
 
 }  // namespace dptrain

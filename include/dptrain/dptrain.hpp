@@ -53,6 +53,7 @@
 #include "dptrain/aggregators/tree_aggregator.hpp"
 
 #include "dptrain/communicators/single_process_communicator.hpp"
+#include "dptrain/synchronizers/backup_workers.hpp"
 #include "dptrain/synchronizers/every_step_synchronizer.hpp"
 
 #include "dptrain/optimizers/adagrad.hpp"

@@ -38,8 +38,8 @@ struct NotASchedule {  // factor of the wrong argument
 struct NotACommunicator {  // connect() returns no process group
   int connect(dptrain::Index, const dptrain::RunSignature&) const { return 0; }
 };
-struct NotASynchronizer {  // synchronize() of the wrong arguments
-  void synchronize(int) const {}
+struct NotASynchronizer {  // start() of the wrong arguments
+  void start(int) const {}
 };
 struct NotADataSet {  // rows() but no size(), validate(), make_buffer() or gather()
   dptrain::DenseBatch<double, double> rows(dptrain::Index, dptrain::Index) const;

@@ -162,11 +162,22 @@ static_assert(dptrain::Communicator<OneProcess>);
 // Synchronizer: synchronous SGD from the step's primitives (what EveryStepSynchronizer does).
 struct EveryStep {
   template <class Step>
-  void synchronize(Step& step, const dptrain::TeamMember& me) const {
-    step.wait_for_workers(me);
-    auto shard = step.reduce_gradients(me);
-    if (step.reduce_scalars(me, shard)) step.update(me, shard);
-    step.publish(me);
+  struct Loop {
+    Step* step;
+    void run(const dptrain::TeamMember& me, const dptrain::StepSpan& span) const {
+      for (dptrain::Index k = 0; k < span.count; ++k) {
+        step->local_gradient(me, span.first + k, span.epoch_step + k);
+        step->wait_for_workers(me);
+        auto shard = step->reduce_gradients(me);
+        if (step->reduce_scalars(me, shard)) step->update(me, shard);
+        step->publish(me);
+        if (step->finish(me, span, k)) return;
+      }
+    }
+  };
+  template <class Step>
+  Loop<Step> start(Step& step) const {
+    return {&step};
   }
 };
 static_assert(dptrain::Synchronizer<EveryStep>);

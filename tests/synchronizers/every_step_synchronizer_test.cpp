@@ -16,12 +16,24 @@ namespace {
 struct CountingSynchronizer {
   std::atomic<Index>* calls;
   template <class Step>
-  void synchronize(Step& step, const dptrain::TeamMember& me) const {
-    calls->fetch_add(1, std::memory_order_relaxed);
-    step.wait_for_workers(me);
-    auto shard = step.reduce_gradients(me);
-    if (step.reduce_scalars(me, shard)) step.update(me, shard);
-    step.publish(me);
+  struct Loop {
+    Step* step;
+    std::atomic<Index>* calls;
+    void run(const dptrain::TeamMember& me, const dptrain::StepSpan& span) const {
+      for (Index k = 0; k < span.count; ++k) {
+        calls->fetch_add(1, std::memory_order_relaxed);
+        step->local_gradient(me, span.first + k, span.epoch_step + k);
+        step->wait_for_workers(me);
+        auto shard = step->reduce_gradients(me);
+        if (step->reduce_scalars(me, shard)) step->update(me, shard);
+        step->publish(me);
+        if (step->finish(me, span, k)) return;
+      }
+    }
+  };
+  template <class Step>
+  Loop<Step> start(Step& step) const {
+    return {&step, calls};
   }
 };
 static_assert(dptrain::Synchronizer<CountingSynchronizer>);

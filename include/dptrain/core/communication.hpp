@@ -49,6 +49,17 @@ struct StepScalars {
   friend constexpr bool operator==(const StepScalars&, const StepScalars&) = default;
 };
 
+/// What every worker decided from a step's reduced scalars: the same on every worker.
+struct StepOutcome {
+  double loss = 0;              ///< the step's mean loss
+  double scale = 1;             ///< turns Σ G into the mean gradient g
+  Index samples = 0;            ///< samples of the step, over all workers
+  bool update = false;          ///< θ is updated (a finite step)
+  bool stop_requested = false;  ///< a hook of some process asked to stop
+  bool leave = false;           ///< a worker or hook failed, a hook asked to stop, or a non-finite step stops training
+  double norm = 0;              ///< ‖g‖ of the step's mean gradient, before clipping
+};
+
 /**
  * @brief What every process of a run must have in common, handed to `Communicator::connect` so
  * that a multi-process communicator can compare it across processes before the first step

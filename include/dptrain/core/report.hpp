@@ -25,6 +25,7 @@ struct WorkerReport {
   double update = 0;     ///< scaling, clipping and the optimizer update of its slice of θ
   double hooks = 0;      ///< callbacks (thread 0), the work they hand to ctx.team, shuffling
   Index samples = 0;     ///< samples whose gradient it computed (its micro-batches)
+  Index recomputed = 0;  ///< BackupWorkers: chunks it computed again because another worker held them too long
 
   /// compute + wait + aggregate + update + hooks: the worker's wall time in fit().
   [[nodiscard]] double seconds() const noexcept { return compute + wait + aggregate + update + hooks; }

@@ -2,6 +2,7 @@
 // TeamBarrier: a reusable barrier for a thread team that spins briefly, then sleeps (futex on Linux).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <climits>
@@ -12,6 +13,10 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <ctime>
+#else
+#include <thread>
 #endif
 
 #if defined(__x86_64__) || defined(__i386__) || defined(_M_X64) || defined(_M_IX86)
@@ -45,6 +50,20 @@ inline void sleep_while(std::atomic<std::uint32_t>& word, std::uint32_t expected
   syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);
 #else
   word.wait(expected, std::memory_order_acquire);
+#endif
+}
+
+// sleep_while for at most `timeout` (at least a microsecond); elsewhere than Linux it sleeps out
+// the timeout or 100 µs, whichever is shorter.
+inline void sleep_while_for(std::atomic<std::uint32_t>& word, std::uint32_t expected,
+                            std::chrono::nanoseconds timeout) noexcept {
+  const std::int64_t ns = std::max<std::int64_t>(timeout.count(), 1000);
+#if defined(__linux__)
+  const timespec wait{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected, &wait, nullptr, 0);
+#else
+  if (word.load(std::memory_order_acquire) == expected)
+    std::this_thread::sleep_for(std::chrono::nanoseconds(std::min<std::int64_t>(ns, 100'000)));
 #endif
 }
 

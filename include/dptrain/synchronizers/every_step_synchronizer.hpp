@@ -20,13 +20,27 @@ namespace dptrain {
  * @endcode
  */
 struct EveryStepSynchronizer {
-  /// Called by every worker after its local gradient; see the Synchronizer concept.
+  /// One fit()'s loop: it keeps nothing but the step.
   template <class Step>
-  void synchronize(Step& step, const TeamMember& me) const {
-    step.wait_for_workers(me);
-    auto shard = step.reduce_gradients(me);
-    if (step.reduce_scalars(me, shard)) step.update(me, shard);
-    step.publish(me);
+  struct Loop {
+    Step* step;
+
+    /// Every worker: the span's steps, each one collective; see the Synchronizer concept.
+    void run(const TeamMember& me, const StepSpan& span) const {
+      for (Index k = 0; k < span.count; ++k) {
+        step->local_gradient(me, span.first + k, span.epoch_step + k);  // 1–3: θ as it is, my micro-batches
+        step->wait_for_workers(me);                                     // 4–6: aggregate, decide, update
+        auto shard = step->reduce_gradients(me);
+        if (step->reduce_scalars(me, shard)) step->update(me, shard);
+        step->publish(me);
+        if (step->finish(me, span, k)) return;
+      }
+    }
+  };
+
+  template <class Step>
+  [[nodiscard]] Loop<Step> start(Step& step) const {
+    return {&step};
   }
 };
 

@@ -204,6 +204,7 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
   using Group = decltype(std::declval<const C&>().connect(Index{}, std::declval<const RunSignature&>()));
   using Step = TrainingStep<M, D, W, P, A, O, S, Group>;
   using Record = RunRecord<Scalar, Callbacks...>;
+  using Loop = decltype(std::declval<const Y&>().start(std::declval<Step&>()));
   using Clock = std::chrono::steady_clock;
 
  public:
@@ -219,9 +220,10 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
         barrier_(spin_budget(opt_, cores_)),
         step_({opt_, plan_, model, theta, data, group_, state_, errors_, trainer.worker_, trainer.partitioner_,
                trainer.aggregator_, trainer.optimizer_, schedule_,
-               opt_.wait_policy == WaitPolicy::spin_then_sleep ? &barrier_ : nullptr}),
+               opt_.wait_policy == WaitPolicy::spin_then_sleep ? &barrier_ : nullptr, StepLog{this, &Run::log_step}}),
         hooks_(opt_.threads),
-        record_(plan_, theta, state_, opt_.threads, group_.rank(), group_.size(), callbacks...) {
+        record_(plan_, theta, state_, opt_.threads, group_.rank(), group_.size(), callbacks...),
+        loop_(synchronizer_.start(step_)) {
     state_.plan = plan_.sampler();
     // Checks of this process's own state, after connect(): a failure is kept, and run() still
     // takes part in the broadcast and the agreement before the first step, so every process
@@ -292,17 +294,18 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
     Index step = plan_.start().step;
     for (Index epoch = plan_.start().epoch; step < plan_.total_steps(); ++epoch) {
       in_hooks(me, [&] { begin_epoch(epoch); });
-      for (Index s = plan_.first_step(epoch); s < plan_.steps_per_epoch() && step < plan_.total_steps(); ++s) {
-        ++step;
-        step_.local_gradient(me, step, s);     // 1–3: θ as it is, my micro-batches, G_i
-        synchronizer_.synchronize(step_, me);  // 4–6: aggregate, decide, update, publish θ
+      for (Index s = plan_.first_step(epoch); s < plan_.steps_per_epoch() && step < plan_.total_steps();) {
+        // The steps up to the next hook point: the rest of the epoch, or one step with step hooks.
+        const Index count =
+            Record::has_step_hooks ? 1 : std::min(plan_.steps_per_epoch() - s, plan_.total_steps() - step);
+        loop_.run(me, {.epoch = epoch, .first = step + 1, .epoch_step = s, .count = count});
         const StepOutcome& outcome = step_.outcome(me);
         if (outcome.leave) {
           if (me.rank == 0 && outcome.stop_requested) record_.report().stopped_by_callback = true;
           return;
         }
-        if (me.rank == 0)
-          record_.end_step(epoch, s, step, outcome.loss, outcome.samples, outcome.update, step_.lr(step));
+        step += count;
+        s += count;
         if constexpr (Record::has_step_hooks) in_hooks(me, [&] { end_step_hooks(epoch, step, outcome.loss); });
       }
       if constexpr (Record::has_epoch_end_hooks) {  // on_epoch_end reads every worker's report
@@ -318,6 +321,12 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
     return error("dptrain::DataParallelTrainer: asked OpenMP for " + std::to_string(opt_.threads) +
                  " threads but got " + std::to_string(got) +
                  " (OMP_THREAD_LIMIT, a parallel region that may not nest another, or dynamic adjustment)");
+  }
+
+  // Step k of `span` was taken: into the record (one thread per step, in step order).
+  static void log_step(void* self, const StepSpan& span, Index k, const StepOutcome& outcome, double lr) {
+    static_cast<Run*>(self)->record_.end_step(span.epoch, span.epoch_step + k, span.first + k, outcome.loss,
+                                              outcome.samples, outcome.update, lr);
   }
 
   // Thread 0 runs `hooks` while the others serve ctx.team; the time is the hooks'.
@@ -391,6 +400,7 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
   Step step_;
   HookChannel hooks_;
   Record record_;
+  Loop loop_;  // the Synchronizer's loop for this fit (any state it keeps across steps)
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -436,8 +446,8 @@ struct DataParallelTrainer<O, S, P, A, W, C, Y>::ArgumentCheck {
                 "dptrain: the Communicator policy must provide `connect(Index threads, const RunSignature&) "
                 "const` returning a ProcessGroup");
   static_assert(roles > 0 || !SynchronizerRole::template claims<T>,
-                "dptrain: the Synchronizer policy must provide `template <class Step> void synchronize(Step&, "
-                "const TeamMember&) const`");
+                "dptrain: the Synchronizer policy must provide `template <class Step> Loop start(Step&) const` "
+                "returning a loop with `void run(const TeamMember&, const StepSpan&)`");
   static_assert(roles > 0,
                 "dptrain: an argument of DataParallelTrainer after the options satisfies no policy concept "
                 "(Optimizer, Schedule, Partitioner, Aggregator, Worker, Communicator, Synchronizer)");

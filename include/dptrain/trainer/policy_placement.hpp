@@ -47,10 +47,10 @@ concept ClaimsCommunicator = requires(const T& c, Index threads, const RunSignat
 };
 template <class T>
 concept ClaimsSynchronizer = requires {
-  &T::synchronize;
+  &T::start;
 }
 || requires {
-  &T::template synchronize<StepPrimitives>;
+  &T::template start<StepPrimitives>;
 };
 
 // One role per policy: the concept that places an argument there, the near-miss test, and the

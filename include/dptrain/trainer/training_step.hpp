@@ -30,24 +30,24 @@
 
 namespace dptrain {
 
-/// What every worker decided from a step's reduced scalars: the same on every worker.
-struct StepOutcome {
-  double loss = 0;              ///< the step's mean loss
-  double scale = 1;             ///< turns Σ G into the mean gradient g
-  Index samples = 0;            ///< samples of the step, over all workers
-  bool update = false;          ///< θ is updated (a finite step)
-  bool stop_requested = false;  ///< a hook of some process asked to stop
-  bool leave = false;           ///< a worker or hook failed, a hook asked to stop, or a non-finite step stops training
+/// Where each step taken is recorded (the trainer's RunRecord): called once per step, by one
+/// thread, in step order.
+struct StepLog {
+  void* target = nullptr;
+  void (*record)(void* target, const StepSpan& span, Index k, const StepOutcome& outcome, double lr) = nullptr;
 };
 
 /**
  * @brief The parts of one synchronous step that every worker runs, with its per-thread state
  * (gradient buffer, workspace, gather buffer, phase clock), sized once before the first step.
  *
- * local_gradient() is the worker's own work; the primitives a Synchronizer composes
- * (wait_for_workers, reduce_gradients, reduce_scalars, update, publish) are collectives over the
- * team (Aggregator) and the processes (ProcessGroup). Each part charges its time to one phase of
- * the worker's WorkerReport; every barrier's wait goes to `wait`.
+ * A Synchronizer's schedule runs the steps from these parts. The collective ones
+ * (local_gradient, wait_for_workers, reduce_gradients, reduce_scalars, update, publish, finish)
+ * are called by every thread of the team, in that order, and reduce over the team (Aggregator)
+ * and the processes (ProcessGroup). The chunked ones (make_worker … record) let a schedule share
+ * a step's work out in chunks instead, taken by whichever thread is free (BackupWorkers). Each
+ * part charges its time to one phase of the worker's WorkerReport; every barrier's wait goes to
+ * `wait`.
  *
  * @tparam Policies  the trainer's policy types (see DataParallelTrainer)
  */
@@ -73,6 +73,7 @@ class TrainingStep {
     const O& optimizer;
     const S& schedule;
     TeamBarrier* barrier;  ///< the team's barrier (WaitPolicy::spin_then_sleep), or null: `omp barrier`
+    StepLog log;           ///< where each step taken is recorded
   };
 
   explicit TrainingStep(const Parts& parts)
@@ -89,6 +90,8 @@ class TrainingStep {
         optimizer_(parts.optimizer),
         schedule_(parts.schedule),
         barrier_(parts.barrier),
+        log_(parts.log),
+        worker_(parts.worker),
         scalars_(opt_.threads) {
     const Index threads = opt_.threads, workers = group_.workers();
     // A worker's largest micro-batch: only full minibatches and the last partial one occur.
@@ -219,11 +222,11 @@ class TrainingStep {
   void update(const TeamMember& me, VectorMap<Scalar> shard) {
     const Slot& my = slot(me.rank);
     double factor = my.outcome.scale;
-    if (opt_.clip_norm > 0 && my.norm > opt_.clip_norm) factor *= opt_.clip_norm / my.norm;
+    if (opt_.clip_norm > 0 && my.outcome.norm > opt_.clip_norm) factor *= opt_.clip_norm / my.outcome.norm;
     shard *= static_cast<Scalar>(factor);
-    optimizer_.update(
-        slice(shard, buffers_.layout.shard(me.rank), biases_.of(me.rank), std::make_integer_sequence<int, slots>{}),
-        StepInfo{my.step, lr(my.step)});
+    optimizer_.update(slice(shard, theta_.data() + buffers_.layout.shard(me.rank).begin, buffers_.layout.shard(me.rank),
+                            biases_.of(me.rank), std::make_integer_sequence<int, slots>{}),
+                      StepInfo{my.step, lr(my.step)});
     charge(me, &WorkerReport::update);
   }
 
@@ -231,6 +234,146 @@ class TrainingStep {
   void publish(const TeamMember& me) {
     me.barrier();
     charge(me, &WorkerReport::wait);
+  }
+
+  /// After publish(): thread 0 records step k of `span` if it was taken; returns whether every
+  /// worker leaves training now (the same on every worker).
+  bool finish(const TeamMember& me, const StepSpan& span, Index k) {
+    const StepOutcome& out = slot(me.rank).outcome;
+    if (me.rank == 0 && !out.leave) record(span, k, out);
+    return out.leave;
+  }
+
+  // --- the chunked parts: a step's work shared out in chunks (BackupWorkers) ---------------------
+
+  using WorkerState = decltype(std::declval<const WorkerPolicy&>().make(std::declval<const M&>(), Index{}, Index{}));
+  using Buffer = typename D::Buffer;
+
+  [[nodiscard]] const TrainerOptions& options() const noexcept { return opt_; }
+  [[nodiscard]] Index processes() const noexcept { return group_.size(); }
+  /// θ as the trainer holds it: what every step span starts from and leaves its result in.
+  [[nodiscard]] VectorMap<Scalar> theta() noexcept { return {theta_.data(), theta_.size()}; }
+  /// How long the team's waits spin before they sleep (zero when they sleep at once).
+  [[nodiscard]] std::chrono::nanoseconds spin() const noexcept {
+    return barrier_ != nullptr ? barrier_->spin() : std::chrono::nanoseconds(0);
+  }
+  /// The largest minibatch of the run: a chunk of it is the most a chunk's buffers hold.
+  [[nodiscard]] Index max_minibatch() const { return std::ranges::max(plan_.minibatch_sizes()); }
+
+  /// A worker's state for chunks of at most `rows` samples (`id` names it to the Worker policy),
+  /// and a gather buffer of as many rows: made before the first step.
+  [[nodiscard]] WorkerState make_worker(Index id, Index rows) const { return worker_.make(model_, id, rows); }
+  [[nodiscard]] Buffer make_buffer(Index rows) const { return data_.make_buffer(plan_.shuffles() ? rows : 0); }
+  /// The model's biases, cut along `layout`'s slices (for update_range).
+  [[nodiscard]] detail::SliceBiases biases(const ShardLayout<Scalar>& layout) const {
+    return detail::SliceBiases(detail::model_biases(model_, optimizer_), layout);
+  }
+
+  /**
+   * @brief Chunk `chunk` of `chunks` of step s of the epoch, at `theta`, into `w`: its part of
+   * each of the step's minibatches (an even split, sizes differ by at most one). Returns its
+   * scalars; a failure is kept (FirstError) and counted in them. Skipped once a hook stopped.
+   */
+  StepScalars chunk_gradient(WorkerState& w, Buffer& buffer, ConstVectorRef<Scalar> theta, Index s, Index chunk,
+                             Index chunks) {
+    w.zero();
+    bool failed = false;
+    if (!stopping())
+      failed = !errors_.guard([&] {
+        const IndexRange batches = plan_.minibatches(s);
+        for (Index b = batches.begin; b < batches.end(); ++b) {
+          const IndexRange minibatch = plan_.minibatch(b);
+          const Index begin = minibatch.size * chunk / chunks, end = minibatch.size * (chunk + 1) / chunks;
+          if (begin == end) continue;
+          const IndexRange positions{minibatch.begin + begin, end - begin};
+          if (plan_.shuffles())
+            w.accumulate(model_, theta, data_.gather(plan_.samples(positions), buffer));
+          else
+            w.accumulate(model_, theta, data_.rows(positions.begin, positions.size));
+        }
+      });
+    const Index samples = w.samples();
+    if (opt_.weighting == Weighting::equal && samples > 0) w.gradient() *= Scalar(1) / static_cast<Scalar>(samples);
+    return {.loss = w.loss(),
+            .samples = static_cast<double>(samples),
+            .busy_workers = samples > 0 ? 1.0 : 0.0,
+            .failures = failed ? 1.0 : 0.0};
+  }
+
+  /// What the hooks since the last step add to its scalars: a failure, a stop request.
+  [[nodiscard]] StepScalars hook_scalars() const noexcept {
+    return {.failures = hook_failed_ ? 1.0 : 0.0, .stop_requests = stop_requested_ ? 1.0 : 0.0};
+  }
+
+  /// The decision of the run's `step`-th step from its totals (`sumsq`: ‖Σ G‖²). One thread of
+  /// each process, the `keeper`, keeps the step's error, if any, for fit() to throw (with
+  /// several processes that is thread 0, and collective).
+  [[nodiscard]] StepOutcome judge(const StepScalars& totals, Index step, bool keeper) {
+    StepOutcome out;
+    out.samples = static_cast<Index>(totals.samples);
+    out.loss = totals.loss / std::max(totals.samples, 1.0);
+    out.scale = 1.0 / std::max(opt_.weighting == Weighting::equal ? totals.busy_workers : totals.samples, 1.0);
+    const double sumsq = totals.sumsq * out.scale * out.scale;
+    out.norm = std::sqrt(sumsq);
+    const bool finite = std::isfinite(totals.loss) && std::isfinite(sumsq);
+    out.stop_requested = totals.stop_requests > 0;
+    out.update = finite && totals.failures == 0 && !out.stop_requested;
+    out.leave =
+        totals.failures > 0 || totals.stop_requests > 0 || (!finite && opt_.on_non_finite == NonFinitePolicy::stop);
+    if (keeper && totals.failures > 0) note_failure("at step " + std::to_string(step));
+    if (keeper && totals.failures == 0 && totals.stop_requests == 0 && !finite &&
+        opt_.on_non_finite == NonFinitePolicy::stop)
+      errors_.keep(std::make_exception_ptr(non_finite_error(
+          "dptrain::DataParallelTrainer: non-finite " + std::string(std::isfinite(totals.loss) ? "gradient" : "loss") +
+              " at step " + std::to_string(step) + "; theta keeps its value from before that step",
+          step)));
+    return out;
+  }
+
+  /**
+   * @brief Elements `range` of the step's update: g (the range of Σ G, scaled in place to the
+   * clipped mean), then the Optimizer on `theta` (the range of θ to update, in place) and on the
+   * same range of its state. `biases` are the range's biases, relative to its start.
+   */
+  void update_range(VectorMap<Scalar> g, IndexRange range, Scalar* theta, std::span<const IndexRange> biases,
+                    const StepOutcome& outcome, Index step) {
+    double factor = outcome.scale;
+    if (opt_.clip_norm > 0 && outcome.norm > opt_.clip_norm) factor *= opt_.clip_norm / outcome.norm;
+    g *= static_cast<Scalar>(factor);
+    optimizer_.update(slice(g, theta, range, biases, std::make_integer_sequence<int, slots>{}),
+                      StepInfo{step, lr(step)});
+  }
+
+  /// Worker me takes the outcome of its span's last step, and counts as its own `samples` and
+  /// the chunks it `recomputed` for another worker.
+  void adopt(const TeamMember& me, const StepOutcome& outcome, Index samples, Index recomputed) noexcept {
+    Slot& my = slot(me.rank);
+    my.outcome = outcome;
+    my.report.samples += samples;
+    my.report.recomputed += recomputed;
+  }
+
+  /// Records step k of `span`, once, from whichever thread took its decision.
+  void record(const StepSpan& span, Index k, const StepOutcome& outcome) {
+    if (log_.record != nullptr) log_.record(log_.target, span, k, outcome, lr(span.first + k));
+  }
+
+  /// Σgᵢ² in double; float squares are summed in blocks that Eigen vectorizes.
+  static double squared_norm(VectorMap<Scalar> g) {
+    if constexpr (!std::is_same_v<Scalar, float>) {
+      return static_cast<double>(g.squaredNorm());
+    } else {
+      // A double cast of every value runs scalar: it was most of the trainer's own time per
+      // step. A block whose float sum overflows is summed again in double.
+      constexpr Index block = 1024;
+      double sum = 0;
+      for (Index begin = 0; begin < g.size(); begin += block) {
+        const auto part = g.segment(begin, std::min(block, g.size() - begin));
+        const float partial = part.squaredNorm();
+        sum += std::isfinite(partial) ? static_cast<double>(partial) : part.template cast<double>().squaredNorm();
+      }
+      return sum;
+    }
   }
 
   /// The step's decision, the same on every worker.
@@ -272,7 +415,6 @@ class TrainingStep {
  private:
   static constexpr int slots = O::state_slots;
   static constexpr bool adaptive = AdaptivePartitioner<P>;
-  using WorkerState = decltype(std::declval<const WorkerPolicy&>().make(std::declval<const M&>(), Index{}, Index{}));
 
   // Everything one thread writes during a step, on cache lines of its own.
   struct alignas(cache_line_bytes) Slot {
@@ -287,7 +429,6 @@ class TrainingStep {
     Index step = 0;
     bool failed = false;  // this worker threw (thread 0: or a hook did)
     StepOutcome outcome;
-    double norm = 0;  // ‖g‖ of the step's mean gradient
   };
 
   [[nodiscard]] Slot& slot(Index rank) noexcept { return slots_[static_cast<std::size_t>(rank)]; }
@@ -320,28 +461,11 @@ class TrainingStep {
     partitioner_.observe(std::span<const WorkerLoad>(loads_));
   }
 
-  // Every worker, from the same totals: the same outcome.
+  // Every worker, from the same totals: the same outcome (thread 0 keeps the step's error).
   void decide(const TeamMember& me, const StepScalars& totals) {
     Slot& my = slot(me.rank);
-    StepOutcome& out = my.outcome;
-    out.samples = static_cast<Index>(totals.samples);
-    out.loss = totals.loss / std::max(totals.samples, 1.0);
-    out.scale = 1.0 / std::max(opt_.weighting == Weighting::equal ? totals.busy_workers : totals.samples, 1.0);
-    const double sumsq = totals.sumsq * out.scale * out.scale;
-    my.norm = std::sqrt(sumsq);
-    const bool finite = std::isfinite(totals.loss) && std::isfinite(sumsq);
-    out.stop_requested = totals.stop_requests > 0;
-    out.update = finite && totals.failures == 0 && !out.stop_requested;
-    out.leave =
-        totals.failures > 0 || totals.stop_requests > 0 || (!finite && opt_.on_non_finite == NonFinitePolicy::stop);
-    if (!out.leave) my.report.samples += static_cast<Index>(my.part.samples);  // a step taken (or skipped)
-    if (me.rank == 0 && totals.failures > 0) note_failure("at step " + std::to_string(my.step));
-    if (me.rank == 0 && totals.failures == 0 && totals.stop_requests == 0 && !finite &&
-        opt_.on_non_finite == NonFinitePolicy::stop)
-      errors_.keep(std::make_exception_ptr(non_finite_error(
-          "dptrain::DataParallelTrainer: non-finite " + std::string(std::isfinite(totals.loss) ? "gradient" : "loss") +
-              " at step " + std::to_string(my.step) + "; theta keeps its value from before that step",
-          my.step)));
+    my.outcome = judge(totals, my.step, me.rank == 0);
+    if (!my.outcome.leave) my.report.samples += static_cast<Index>(my.part.samples);  // a step taken (or skipped)
   }
 
   // The part of this thread's shard whose squares this process sums. Every process holds the
@@ -354,28 +478,10 @@ class TrainingStep {
     return {shard.data() + (begin - mine.begin), std::max<Index>(end - begin, 0)};
   }
 
-  // Σ gᵢ², summed in double. Float squares are summed in blocks that Eigen vectorizes, and the
-  // block sums in double (a double cast of every value runs scalar: it was most of the trainer's
-  // own time per step); a block whose float sum overflows is summed again in double.
-  static double squared_norm(VectorMap<Scalar> g) {
-    if constexpr (!std::is_same_v<Scalar, float>) {
-      return static_cast<double>(g.squaredNorm());
-    } else {
-      constexpr Index block = 1024;
-      double sum = 0;
-      for (Index begin = 0; begin < g.size(); begin += block) {
-        const auto part = g.segment(begin, std::min(block, g.size() - begin));
-        const float partial = part.squaredNorm();
-        sum += std::isfinite(partial) ? static_cast<double>(partial) : part.template cast<double>().squaredNorm();
-      }
-      return sum;
-    }
-  }
-
   template <int... K>
-  UpdateSlice<Scalar, slots> slice(VectorMap<Scalar> g, IndexRange shard, std::span<const IndexRange> biases,
-                                   std::integer_sequence<int, K...>) {
-    return {VectorMap<Scalar>(theta_.data() + shard.begin, shard.size),
+  UpdateSlice<Scalar, slots> slice(VectorMap<Scalar> g, Scalar* theta, IndexRange shard,
+                                   std::span<const IndexRange> biases, std::integer_sequence<int, K...>) {
+    return {VectorMap<Scalar>(theta, shard.size),
             ConstVectorMap<Scalar>(g.data(), g.size()),
             {VectorMap<Scalar>(state_.optimizer_state[K].data() + shard.begin, shard.size)...},
             biases};
@@ -394,6 +500,8 @@ class TrainingStep {
   const O& optimizer_;
   const S& schedule_;
   TeamBarrier* barrier_;  // every member's barrier: the team's, or null (`omp barrier`)
+  StepLog log_;
+  const WorkerPolicy& worker_;
 
   Index max_rows_ = 0;  // the most samples a worker's buffers hold
   std::vector<Slot> slots_;

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+// BackupWorkers: synchronous steps shared out in chunks, a stalled chunk computed again.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+#include "dptrain/dptrain.hpp"
+#include "support/data.hpp"
+
+using dptrain::Index;
+using namespace std::chrono_literals;
+
+static_assert(dptrain::Synchronizer<dptrain::BackupWorkers>);
+
+namespace {
+
+bool same_bits(const dptrain::Vector<float>& a, const dptrain::Vector<float>& b) {
+  return a.size() == b.size() && (a.array() == b.array()).all();
+}
+
+// The MLP on clustered data, with momentum, shuffling, a partial last minibatch and clipping.
+struct Problem {
+  dptrain::DenseDataset<float, dptrain::Label> data = test::cluster_data<float>(203, 12, 4, 7);
+  dptrain::Mlp<float> model{{12, 16, 4}};
+  dptrain::Momentum sgd{.lr = 0.05, .momentum = 0.9};
+  dptrain::TrainerOptions options(Index threads) const {
+    return {.threads = threads, .batch_size = 32, .epochs = 3, .seed = 11, .clip_norm = 5};
+  }
+  template <class... Policies>
+  dptrain::FitReport train(dptrain::Vector<float>& theta, const dptrain::TrainerOptions& options,
+                           Policies... policies) const {
+    theta = model.init_parameters(3);
+    return dptrain::DataParallelTrainer(options, sgd, policies...).fit(model, theta, data);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("BackupWorkers: with fixed chunks, the same theta bit for bit on any number of threads",
+          "[synchronizers][trainer]") {
+  const Problem p;
+  dptrain::Vector<float> one, many;
+  const dptrain::FitReport single = p.train(one, p.options(1), dptrain::BackupWorkers{.chunks = 6});
+  const Index threads = GENERATE(2, 3, 4);
+  const dptrain::FitReport report = p.train(many, p.options(threads), dptrain::BackupWorkers{.chunks = 6});
+  CHECK(same_bits(many, one));
+  CHECK(report.steps == single.steps);
+  CHECK(report.epoch_loss == single.epoch_loss);
+  Index samples = 0;
+  for (const dptrain::WorkerReport& worker : report.workers) samples += worker.samples;
+  CHECK(samples == report.samples);
+  CHECK(report.samples == 3 * 203);
+}
+
+TEST_CASE("BackupWorkers: each step is the synchronous step, equal to EveryStepSynchronizer's up to rounding",
+          "[synchronizers][trainer]") {
+  const Problem p;
+  const Index threads = GENERATE(1, 2);
+  dptrain::Vector<float> every, backup;
+  const dptrain::FitReport expected = p.train(every, p.options(threads));
+  const dptrain::FitReport report = p.train(backup, p.options(threads), dptrain::BackupWorkers{});
+  CHECK(test::relative_error(backup, every) < 1e-5);
+  CHECK(report.steps == expected.steps);
+  REQUIRE(report.epoch_loss.size() == expected.epoch_loss.size());
+  for (std::size_t e = 0; e < report.epoch_loss.size(); ++e)
+    CHECK(report.epoch_loss[e] == Approx(expected.epoch_loss[e]).epsilon(1e-5));
+  CHECK(report.final_loss == Approx(expected.final_loss).epsilon(1e-5));
+}
+
+TEST_CASE("BackupWorkers: a stalled chunk is computed again by an idle thread, and theta does not change",
+          "[synchronizers][trainer]") {
+  const Problem p;
+  dptrain::TrainerOptions options = p.options(2);
+  options.epochs = 1;
+  options.max_steps = 4;
+  dptrain::Vector<float> quiet, stalled;
+  p.train(quiet, options, dptrain::BackupWorkers{.chunks = 4});
+  // Worker state 0 (the first a thread takes) sleeps 50 ms before each chunk: far longer than a
+  // chunk, so the other thread computes the chunk again and its result wins.
+  const dptrain::StragglerWorker<> slow{.ranks = {0}, .delay = 50ms};
+  const dptrain::FitReport report = p.train(stalled, options, dptrain::BackupWorkers{.chunks = 4}, slow);
+  CHECK(same_bits(stalled, quiet));
+  Index recomputed = 0;
+  for (const dptrain::WorkerReport& worker : report.workers) recomputed += worker.recomputed;
+  CHECK(recomputed >= 1);
+  CHECK(report.steps == 4);
+}
+
+TEST_CASE("BackupWorkers: step hooks, stops and resuming see theta as the steps left it", "[synchronizers][trainer]") {
+  const Problem p;
+  const dptrain::TrainerOptions options = p.options(3);
+  dptrain::Vector<float> expected;
+  p.train(expected, options, dptrain::BackupWorkers{.chunks = 5});
+
+  SECTION("a step hook, which runs the steps one at a time") {
+    struct CountSteps {
+      Index steps = 0;
+      void on_step_end(dptrain::TrainContext<float>&) { ++steps; }
+    } counter;
+    dptrain::Vector<float> theta = p.model.init_parameters(3);
+    const dptrain::FitReport report = dptrain::DataParallelTrainer(options, p.sgd, dptrain::BackupWorkers{.chunks = 5})
+                                          .fit(p.model, theta, p.data, counter);
+    CHECK(same_bits(theta, expected));
+    CHECK(counter.steps == report.steps);
+  }
+  SECTION("a stop at an epoch's end, then resume() from the state") {
+    struct StopAfterFirstEpoch {
+      bool on_epoch_end(dptrain::TrainContext<float>& ctx) { return ctx.epoch == 0; }
+    } stop;
+    dptrain::Vector<float> theta = p.model.init_parameters(3);
+    dptrain::TrainingState<float> state;
+    struct Keep {
+      dptrain::TrainingState<float>* state;
+      void on_fit_end(dptrain::TrainContext<float>& ctx) { *state = ctx.state; }
+    } keep{&state};
+    dptrain::DataParallelTrainer trainer(options, p.sgd, dptrain::BackupWorkers{.chunks = 5});
+    const dptrain::FitReport first = trainer.fit(p.model, theta, p.data, stop, keep);
+    CHECK(first.stopped_by_callback);
+    CHECK(first.epochs == 1);
+    const dptrain::FitReport rest = trainer.resume(p.model, theta, p.data, state);
+    CHECK(rest.epochs == 2);
+    CHECK(same_bits(theta, expected));
+  }
+}
+
+TEST_CASE("BackupWorkers: a failing chunk leaves fit() with its exception, theta as before that step",
+          "[synchronizers][trainer][faults]") {
+  struct Boom : std::runtime_error {
+    using std::runtime_error::runtime_error;
+  };
+  // Throws from its 9th call on: in the third step of 4 chunks.
+  struct ThrowingModel : dptrain::LinearRegression<double> {
+    using LinearRegression::LinearRegression;
+    mutable std::atomic<Index> calls{0};
+    double loss_and_gradient(dptrain::ConstVectorRef<double> theta, const batch_type& batch,
+                             dptrain::VectorRef<double> grad, workspace_type& ws) const {
+      if (calls.fetch_add(1) + 1 >= 9) throw Boom("boom");
+      return LinearRegression::loss_and_gradient(theta, batch, grad, ws);
+    }
+  };
+  const auto data = test::linear_data<double>(64, 3, 1);
+  const dptrain::TrainerOptions options{.threads = 2, .batch_size = 16, .epochs = 2, .seed = 5};
+  const ThrowingModel model(3);
+  dptrain::Vector<double> theta = model.init_parameters();
+  CHECK_THROWS_AS(dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.1}, dptrain::BackupWorkers{.chunks = 4})
+                      .fit(model, theta, data),
+                  Boom);
+  dptrain::TrainerOptions two_steps = options;
+  two_steps.max_steps = 2;
+  const dptrain::LinearRegression<double> plain(3);
+  dptrain::Vector<double> before = plain.init_parameters();
+  dptrain::DataParallelTrainer(two_steps, dptrain::Sgd{.lr = 0.1}, dptrain::BackupWorkers{.chunks = 4})
+      .fit(plain, before, data);
+  CHECK((theta.array() == before.array()).all());
+}
+
+TEST_CASE("BackupWorkers: bad settings are refused before the first step", "[synchronizers][trainer]") {
+  const Problem p;
+  dptrain::Vector<float> theta;
+  CHECK_THROWS_AS(p.train(theta, p.options(2), dptrain::BackupWorkers{.chunks = -1}), dptrain::invalid_argument);
+  CHECK_THROWS_AS(p.train(theta, p.options(2), dptrain::BackupWorkers{.stall = 0}), dptrain::invalid_argument);
+}
