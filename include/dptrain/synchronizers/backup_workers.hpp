@@ -53,7 +53,8 @@ class StepClaims {
 
 // What an idle thread waits for: any change of the step's state. It spins for `spin`, then
 // sleeps on a futex until the next signal or `timeout`. As TeamBarrier does, a wait that lasts
-// over 0.5 ms (a thread is being descheduled) makes the waits of the next 10 ms sleep at once.
+// over 0.5 ms, or a stalled chunk (hold()), makes the waits of the next 10 ms sleep at once: a
+// thread is being descheduled, and spinning would spend the team's share of the cores.
 class StepEvents {
  public:
   using Clock = std::chrono::steady_clock;
@@ -82,13 +83,20 @@ class StepEvents {
     if (word_.load() == seen) sleep_while_for(word_, seen, timeout);
     sleepers_.fetch_sub(1);
     const Clock::time_point end = Clock::now();
-    if (spin_.count() > 0 && end - start > std::chrono::microseconds(500))
-      held_until_.store((end + std::chrono::milliseconds(10)).time_since_epoch().count(), std::memory_order_relaxed);
+    if (end - start > long_wait) hold(end);
   }
+
+  // Waits sleep at once for the next 10 ms: a thread is being descheduled.
+  void hold(Clock::time_point now) noexcept {
+    if (spin_.count() > 0)
+      held_until_.store((now + std::chrono::milliseconds(10)).time_since_epoch().count(), std::memory_order_relaxed);
+  }
+  void hold() noexcept { hold(Clock::now()); }
 
  private:
   alignas(cache_line_bytes) std::atomic<std::uint32_t> word_{0};
   std::atomic<Index> sleepers_{0};
+  static constexpr std::chrono::microseconds long_wait{500};
   std::chrono::nanoseconds spin_;
   std::atomic<Clock::rep> held_until_{0};  // waits sleep at once until then (the clock's ticks)
 };
@@ -129,7 +137,7 @@ class StepEvents {
  * @endcode
  */
 struct BackupWorkers {
-  Index chunks = 0;  ///< chunks per minibatch; 0: two per thread. Fix it to get the same θ for any thread count
+  Index chunks = 0;  ///< chunks per minibatch; 0: one per thread. Fix it to get the same θ for any thread count
   double stall = 1;  ///< a chunk held longer than this many chunk times (plus 20 µs) is computed again
 
   template <class Step>
@@ -152,7 +160,7 @@ class BackupWorkers::Loop {
  public:
   Loop(Step& step, const BackupWorkers& policy)
       : step_(step),
-        chunks_(policy.chunks > 0 ? policy.chunks : 2 * step.options().threads),
+        chunks_(policy.chunks > 0 ? policy.chunks : step.options().threads),
         stall_(policy.stall),
         layout_{step.theta().size(), blocks(step.theta().size())},
         biases_(step.biases(layout_)),
@@ -316,6 +324,7 @@ class BackupWorkers::Loop {
       std::int64_t since = stalled >= 0 ? held_since_[static_cast<std::size_t>(stalled)].load() : 0;
       if (stalled >= 0 && held_since_[static_cast<std::size_t>(stalled)].compare_exchange_strong(since, at)) {
         ++recomputed;  // one copy at a time: the next may start a stall time later
+        events_.hold();  // a stall: a thread is being descheduled
         samples += compute(me, span, t, stalled, scratch);
       } else {
         events_.wait(seen, std::chrono::nanoseconds(std::max<std::int64_t>(next_stall, 1000)));
