@@ -166,7 +166,6 @@ class BackupWorkers::Loop {
         biases_(step.biases(layout_)),
         pool_used_(static_cast<std::size_t>(chunks_ + step.options().threads)),
         pool_scalars_(pool_used_.size()),
-        sum_(step.theta().size()),
         block_sumsq_(static_cast<std::size_t>(layout_.shards)),
         chunk_claims_(chunks_),
         reduce_claims_(layout_.shards),
@@ -333,13 +332,15 @@ class BackupWorkers::Loop {
     }
   }
 
-  // Block b of Σ G (the chunks' results in chunk order) and its ‖·‖².
+  // Σ G, kept in chunk 0's result (held until the step completes).
+  [[nodiscard]] VectorMap<Scalar> sum(IndexRange r) { return {pool_[entry(0)].gradient().data() + r.begin, r.size}; }
+
+  // Block b of Σ G (the chunks' results added in chunk order) and its ‖·‖².
   void reduce_block(Index b) {
     const IndexRange r = layout_.shard(b);
-    VectorMap<Scalar> sum(sum_.data() + r.begin, r.size);
-    sum = pool_[entry(0)].gradient().segment(r.begin, r.size);
-    for (Index c = 1; c < chunks_; ++c) sum += pool_[entry(c)].gradient().segment(r.begin, r.size);
-    block_sumsq_[static_cast<std::size_t>(b)] = Step::squared_norm(sum);
+    VectorMap<Scalar> total = sum(r);
+    for (Index c = 1; c < chunks_; ++c) total += pool_[entry(c)].gradient().segment(r.begin, r.size);
+    block_sumsq_[static_cast<std::size_t>(b)] = Step::squared_norm(total);
   }
 
   // The thread that reduced step t's last block: the step's decision, then its update or the end.
@@ -364,7 +365,7 @@ class BackupWorkers::Loop {
     const Scalar* in = theta(version(span, t)) + r.begin;
     std::copy(in, in + r.size, out);
     if (outcome_.update)
-      step_.update_range(VectorMap<Scalar>(sum_.data() + r.begin, r.size), r, out, biases_.of(b), outcome_, t);
+      step_.update_range(sum(r), r, out, biases_.of(b), outcome_, t);
   }
 
   // The thread that updated step t's last block: records the step, frees its results, and starts
@@ -436,7 +437,6 @@ class BackupWorkers::Loop {
   std::vector<StepScalars> pool_scalars_;  // each entry's chunk scalars
   std::vector<Buffer> buffers_;            // each thread's gather buffer
   std::vector<AlignedBuffer<Scalar>> copies_;
-  AlignedBuffer<Scalar> sum_;
   std::vector<double> block_sumsq_;
   detail::StepClaims chunk_claims_, reduce_claims_, update_claims_;
   std::vector<std::atomic<std::int64_t>> state_, held_since_;
