@@ -94,7 +94,42 @@ void check_no_allocation(const Model& model, const Data& data, dptrain::Index th
   CHECK(window.at_100 - window.at_10 == 0);
 }
 
+// Counts the allocations made between the ends of epochs 1 and 8: without a step hook,
+// BackupWorkers runs each epoch's steps as one span.
+struct EpochWindow {
+  long at_1 = -1, at_8 = -1;
+  void on_epoch_end(dptrain::TrainContext<float>& ctx) {
+    if (ctx.epoch == 1) at_1 = allocations.load();
+    if (ctx.epoch == 8) at_8 = allocations.load();
+  }
+};
+
+template <class Model, class Data>
+void check_backup_workers(const Model& model, const Data& data, dptrain::Index threads) {
+  const dptrain::TrainerOptions options{.threads = threads,
+                                        .batch_size = 20,
+                                        .epochs = 10,
+                                        .clip_norm = 1.0,
+                                        .wait_policy = dptrain::WaitPolicy::spin_then_sleep};
+  dptrain::DataParallelTrainer trainer(options, dptrain::Momentum{}, dptrain::BackupWorkers{.chunks = 3});
+  dptrain::Vector<float> theta = model.init_parameters(1);
+  EpochWindow epochs;
+  trainer.fit(model, theta, data, epochs);
+  REQUIRE(epochs.at_8 >= 0);
+  CHECK(epochs.at_8 - epochs.at_1 == 0);
+  theta = model.init_parameters(1);
+  AllocationWindow steps;  // a step hook: one step per span, θ copied back after each
+  trainer.fit(model, theta, data, steps);
+  REQUIRE(steps.at_100 >= 0);
+  CHECK(steps.at_100 - steps.at_10 == 0);
+}
+
 }  // namespace
+
+TEST_CASE("BackupWorkers: steps make no heap allocation", "[trainer][allocation][synchronizers]") {
+  const dptrain::Index threads = GENERATE(1, 2, 3);
+  check_backup_workers(dptrain::Mlp<float>({6, 16, 3}), test::cluster_data<float>(230, 6, 3, 2), threads);
+}
 
 TEST_CASE("DataParallelTrainer: steps 10 to 100 make no heap allocation", "[trainer][allocation]") {
   const dptrain::Index threads = GENERATE(1, 2, 3);
