@@ -23,19 +23,21 @@ struct Options {
   double lr = 0;              // 0: the model's and optimizer's default
   std::string optimizer = "momentum";
   std::string aggregator = "reduce-scatter";
+  std::string synchronizer = "every-step";
   std::uint64_t seed = 1;
 };
 
 using Data = dptrain::DenseDataset<float, dptrain::Label>;
 
-template <class Aggregator, class Optimizer, class Model, class Communicator>
+// `Exchange`: the aggregator, or BackupWorkers, which shares each step out in chunks and needs none.
+template <class Exchange, class Optimizer, class Model, class Communicator>
 int train(const Model& model, Optimizer optimizer, Communicator communicator, const Data& train, const Data& validation,
           const Data& test, const Options& o, const examples::Processes& processes) {
   dptrain::Vector<float> theta = model.init_parameters(o.seed);
   // The cosine decays over the whole run: fit() gives the schedule its length.
   dptrain::DataParallelTrainer trainer(
       {.threads = o.threads, .batch_size = o.batch, .epochs = o.epochs, .seed = o.seed}, optimizer,
-      dptrain::CosineSchedule{}, Aggregator{}, communicator);
+      dptrain::CosineSchedule{}, Exchange{}, communicator);
   dptrain::Evaluate evaluate(model, validation);
   dptrain::ProgressBar progress;  // prints on rank 0
   const dptrain::FitReport report = trainer.fit(model, theta, train, evaluate, progress);
@@ -45,15 +47,18 @@ int train(const Model& model, Optimizer optimizer, Communicator communicator, co
   std::printf("validation accuracy per epoch:");
   for (double a : evaluate.history()) std::printf(" %.4f", a);
   const std::string workers = processes.describe(examples::threads_text(report.threads));
+  const std::string exchange = o.synchronizer == "backup" ? "backup workers" : o.aggregator;
   std::printf("\n%s, %s, %s: %ld epochs on %s in %.1f s (%.0f samples/s)\ntest accuracy: %.2f%%\n", o.model.c_str(),
-              o.optimizer.c_str(), o.aggregator.c_str(), long(report.epochs), workers.c_str(), report.seconds,
+              o.optimizer.c_str(), exchange.c_str(), long(report.epochs), workers.c_str(), report.seconds,
               report.samples_per_second(), 100 * accuracy);
   // On a machine shared with busy processes the synchronous step waits for workers that lost
   // their cores (docs/trainer.md, "Shared and oversubscribed machines"). Other ranks count as
   // other work, so only a lone process says so.
-  if (processes.ranks() == 1 && report.other_load > 0.5)
-    std::printf("note: other work kept %.1f of the %ld cores busy meanwhile; fewer threads may train faster\n",
-                report.other_load, long(report.cores));
+  if (processes.ranks() == 1 && report.other_load > 0.5 && o.synchronizer != "backup")
+    std::printf(
+        "note: other work kept %.1f of the %ld cores busy meanwhile; --synchronizer backup or fewer threads may "
+        "train faster\n",
+        report.other_load, long(report.cores));
   return 0;
 }
 
@@ -75,6 +80,7 @@ int with_communicator(const Model& model, Optimizer optimizer, const Run& r) {
 
 template <class Optimizer, class Model>
 int with_aggregator(const Model& model, Optimizer optimizer, const Run& r) {
+  if (r.options.synchronizer == "backup") return with_communicator<dptrain::BackupWorkers>(model, optimizer, r);
   const std::string& name = r.options.aggregator;
   if (name == "ring") return with_communicator<dptrain::RingAllReduceAggregator>(model, optimizer, r);
   if (name == "tree") return with_communicator<dptrain::TreeAggregator>(model, optimizer, r);
@@ -110,8 +116,16 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"sgd", "momentum", "adam", "adamw"}));
   app.add_option("--aggregator", o.aggregator, "reduce-scatter, ring, tree or serial")
       ->check(CLI::IsMember({"reduce-scatter", "ring", "tree", "serial"}));
+  app.add_option("--synchronizer", o.synchronizer,
+                 "every-step (synchronous SGD) or backup (the same steps with no barrier, for cores shared with "
+                 "busy processes; one process)")
+      ->check(CLI::IsMember({"every-step", "backup"}));
   app.add_option("--seed", o.seed, "seed of the initialisation, the split and the shuffle");
   CLI11_PARSE(app, argc, argv);
+  if (o.synchronizer == "backup" && processes.ranks() > 1) {
+    if (processes.lead()) std::fprintf(stderr, "fashion_mnist: --synchronizer backup runs in one process\n");
+    return 2;
+  }
 
   const bool mlp = o.model == "mlp";
   if (o.epochs == 0) o.epochs = mlp ? 15 : 10;

@@ -569,6 +569,12 @@ struct StepPrimitives {
  * - `step.publish(me)`: a barrier after which every worker sees the new θ;
  * - `step.finish(me, span, k)`: records the step; returns whether to leave training.
  *
+ * A loop that shares a step's work out differently (BackupWorkers) uses the step's chunked
+ * parts instead and records each step itself (`step.record`). If it declares
+ * `static constexpr bool runs_step_hooks = true`, the callbacks' on_step_end run from that record,
+ * on the thread that ended the step, and a span is then a whole epoch even with step hooks;
+ * otherwise a span is one step when a callback has on_step_end, and the hooks run between spans.
+ *
  * @code
  * struct EveryStep {
  *   template <class Step>

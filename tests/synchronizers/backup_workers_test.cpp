@@ -6,6 +6,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "dptrain/dptrain.hpp"
 #include "support/data.hpp"
@@ -95,16 +96,47 @@ TEST_CASE("BackupWorkers: step hooks, stops and resuming see theta as the steps 
   dptrain::Vector<float> expected;
   p.train(expected, options, dptrain::BackupWorkers{.chunks = 5});
 
-  SECTION("a step hook, which runs the steps one at a time") {
-    struct CountSteps {
-      Index steps = 0;
-      void on_step_end(dptrain::TrainContext<float>&) { ++steps; }
-    } counter;
+  // Each step's number, loss and ‖θ‖ as on_step_end sees them.
+  struct StepLog {
+    std::vector<Index> steps;
+    std::vector<double> losses, norms;
+    void on_step_end(dptrain::TrainContext<float>& ctx) {
+      steps.push_back(ctx.step);
+      losses.push_back(ctx.loss);
+      norms.push_back(ctx.theta.template cast<double>().norm());
+    }
+  };
+
+  SECTION("on_step_end sees every step, in order, with theta as the step left it") {
+    StepLog log, reference;
     dptrain::Vector<float> theta = p.model.init_parameters(3);
     const dptrain::FitReport report = dptrain::DataParallelTrainer(options, p.sgd, dptrain::BackupWorkers{.chunks = 5})
-                                          .fit(p.model, theta, p.data, counter);
+                                          .fit(p.model, theta, p.data, log);
     CHECK(same_bits(theta, expected));
-    CHECK(counter.steps == report.steps);
+    REQUIRE(static_cast<Index>(log.steps.size()) == report.steps);
+    for (std::size_t k = 0; k < log.steps.size(); ++k) CHECK(log.steps[k] == static_cast<Index>(k) + 1);
+    dptrain::Vector<float> every = p.model.init_parameters(3);
+    dptrain::DataParallelTrainer(options, p.sgd).fit(p.model, every, p.data, reference);
+    REQUIRE(reference.steps == log.steps);
+    for (std::size_t k = 0; k < log.steps.size(); ++k) {
+      CHECK(log.losses[k] == Approx(reference.losses[k]).epsilon(1e-4).margin(1e-6));  // float rounding apart
+      CHECK(log.norms[k] == Approx(reference.norms[k]).epsilon(1e-5));
+    }
+  }
+  SECTION("on_step_end stops training: theta as the last step taken left it") {
+    struct StopAtStep {
+      bool on_step_end(dptrain::TrainContext<float>& ctx) { return ctx.step == 9; }
+    } stop;
+    dptrain::Vector<float> theta = p.model.init_parameters(3);
+    const dptrain::FitReport report = dptrain::DataParallelTrainer(options, p.sgd, dptrain::BackupWorkers{.chunks = 5})
+                                          .fit(p.model, theta, p.data, stop);
+    CHECK(report.stopped_by_callback);
+    CHECK(report.steps == 9);
+    dptrain::TrainerOptions nine = options;
+    nine.max_steps = 9;
+    dptrain::Vector<float> until_nine;
+    p.train(until_nine, nine, dptrain::BackupWorkers{.chunks = 5});
+    CHECK(same_bits(theta, until_nine));
   }
   SECTION("a stop at an epoch's end, then resume() from the state") {
     struct StopAfterFirstEpoch {

@@ -128,8 +128,11 @@ class StepEvents {
  *
  * What it does not do: the Partitioner and Aggregator policies are not used (the chunks are an
  * even split, their sum is in chunk order), the Worker policy makes one state per chunk and
- * thread, and it runs in one process (a Communicator with several processes is refused). Steps
- * that end in a callback's on_step_end make every step wait for every thread, as the hook does.
+ * thread, and it runs in one process (a Communicator with several processes is refused).
+ *
+ * Callbacks: on_step_end runs on the thread that ends each step, before the next one starts,
+ * with ctx.theta the step's result and ctx.team that thread alone (the others are not waiting at
+ * a barrier to serve it); the other hooks run at the epochs' ends as usual, with the whole team.
  *
  * @code
  * dptrain::DataParallelTrainer trainer(options, dptrain::Momentum{.lr = 0.05}, dptrain::BackupWorkers{});
@@ -158,6 +161,9 @@ class BackupWorkers::Loop {
   using Clock = std::chrono::steady_clock;
 
  public:
+  /// on_step_end runs on the thread that ends each step, before the next starts (see the class).
+  static constexpr bool runs_step_hooks = true;
+
   Loop(Step& step, const BackupWorkers& policy)
       : step_(step),
         chunks_(policy.chunks > 0 ? policy.chunks : step.options().threads),
@@ -322,7 +328,7 @@ class BackupWorkers::Loop {
       if (done == chunks_) return true;
       std::int64_t since = stalled >= 0 ? held_since_[static_cast<std::size_t>(stalled)].load() : 0;
       if (stalled >= 0 && held_since_[static_cast<std::size_t>(stalled)].compare_exchange_strong(since, at)) {
-        ++recomputed;  // one copy at a time: the next may start a stall time later
+        ++recomputed;    // one copy at a time: the next may start a stall time later
         events_.hold();  // a stall: a thread is being descheduled
         samples += compute(me, span, t, stalled, scratch);
       } else {
@@ -364,14 +370,13 @@ class BackupWorkers::Loop {
     Scalar* out = theta(version(span, t + 1)) + r.begin;
     const Scalar* in = theta(version(span, t)) + r.begin;
     std::copy(in, in + r.size, out);
-    if (outcome_.update)
-      step_.update_range(sum(r), r, out, biases_.of(b), outcome_, t);
+    if (outcome_.update) step_.update_range(sum(r), r, out, biases_.of(b), outcome_, t);
   }
 
   // The thread that updated step t's last block: records the step, frees its results, and starts
   // the next step once no stalled reader holds the copy that step will write.
   void complete(const StepSpan& span, Index t) {
-    step_.record(span, t - span.first, outcome_);
+    step_.record(span, t - span.first, outcome_, theta(version(span, t + 1)));
     for (Index c = 0; c < chunks_; ++c) pool_used_[entry(c)] = 0;
     const Index next = t + 1;
     reduced_ = updated_ = next << 16;

@@ -205,6 +205,10 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
   using Step = TrainingStep<M, D, W, P, A, O, S, Group>;
   using Record = RunRecord<Scalar, Callbacks...>;
   using Loop = decltype(std::declval<const Y&>().start(std::declval<Step&>()));
+  // A loop that calls on_step_end itself, from the thread that ends each step (BackupWorkers):
+  // the steps between hook points are then whole epochs even with step hooks.
+  static constexpr bool loop_runs_step_hooks = requires { requires Loop::runs_step_hooks; };
+  static constexpr bool steps_end_in_hooks = Record::has_step_hooks && !loop_runs_step_hooks;
   using Clock = std::chrono::steady_clock;
 
  public:
@@ -220,7 +224,8 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
         barrier_(spin_budget(opt_, cores_)),
         step_({opt_, plan_, model, theta, data, group_, state_, errors_, trainer.worker_, trainer.partitioner_,
                trainer.aggregator_, trainer.optimizer_, schedule_,
-               opt_.wait_policy == WaitPolicy::spin_then_sleep ? &barrier_ : nullptr, StepLog{this, &Run::log_step}}),
+               opt_.wait_policy == WaitPolicy::spin_then_sleep ? &barrier_ : nullptr,
+               StepLog<Scalar>{this, &Run::log_step}}),
         hooks_(opt_.threads),
         record_(plan_, theta, state_, opt_.threads, group_.rank(), group_.size(), callbacks...),
         loop_(synchronizer_.start(step_)) {
@@ -296,8 +301,7 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
       in_hooks(me, [&] { begin_epoch(epoch); });
       for (Index s = plan_.first_step(epoch); s < plan_.steps_per_epoch() && step < plan_.total_steps();) {
         // The steps up to the next hook point: the rest of the epoch, or one step with step hooks.
-        const Index count =
-            Record::has_step_hooks ? 1 : std::min(plan_.steps_per_epoch() - s, plan_.total_steps() - step);
+        const Index count = steps_end_in_hooks ? 1 : std::min(plan_.steps_per_epoch() - s, plan_.total_steps() - step);
         loop_.run(me, {.epoch = epoch, .first = step + 1, .epoch_step = s, .count = count});
         const StepOutcome& outcome = step_.outcome(me);
         if (outcome.leave) {
@@ -306,7 +310,7 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
         }
         step += count;
         s += count;
-        if constexpr (Record::has_step_hooks) in_hooks(me, [&] { end_step_hooks(epoch, step, outcome.loss); });
+        if constexpr (steps_end_in_hooks) in_hooks(me, [&] { end_step_hooks(epoch, step, outcome.loss); });
       }
       if constexpr (Record::has_epoch_end_hooks) {  // on_epoch_end reads every worker's report
         step_.snapshot(me);
@@ -323,10 +327,24 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
                  " (OMP_THREAD_LIMIT, a parallel region that may not nest another, or dynamic adjustment)");
   }
 
-  // Step k of `span` was taken: into the record (one thread per step, in step order).
-  static void log_step(void* self, const StepSpan& span, Index k, const StepOutcome& outcome, double lr) {
-    static_cast<Run*>(self)->record_.end_step(span.epoch, span.epoch_step + k, span.first + k, outcome.loss,
-                                              outcome.samples, outcome.update, lr);
+  // Step k of `span` was taken: into the record (one thread per step, in step order), and, if
+  // the loop runs them, to the step hooks: on that thread, with θ as the step left it, while the
+  // other threads wait for the next step, so ctx.team is that thread alone.
+  static void log_step(void* self, const StepSpan& span, Index k, const StepOutcome& outcome, double lr,
+                       Scalar* theta) {
+    Run& run = *static_cast<Run*>(self);
+    const Index step = span.first + k;
+    run.record_.end_step(span.epoch, span.epoch_step + k, step, outcome.loss, outcome.samples, outcome.update, lr);
+    if constexpr (Record::has_step_hooks && loop_runs_step_hooks) {
+      if (run.step_.stopping()) return;
+      bool stop = false;
+      if (!run.errors_.guard([&] {
+            stop = run.record_.call(detail::on_step_end, span.epoch, step, outcome.loss, ThreadTeam(1), theta);
+          }))
+        run.step_.hook_failed();
+      else if (stop)
+        run.step_.request_stop();
+    }
   }
 
   // Thread 0 runs `hooks` while the others serve ctx.team; the time is the hooks'.

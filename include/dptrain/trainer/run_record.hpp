@@ -20,7 +20,8 @@ namespace dptrain {
  * epoch loss — and the callbacks it is shown to, through a TrainContext.
  *
  * Written only by the thread that runs hooks (the caller of fit(), team thread 0), between the
- * barriers that keep the other workers away; it holds no lock.
+ * barriers that keep the other workers away, or, where a Synchronizer's loop records each step
+ * on the thread that ends it, by that thread before the next step starts; it holds no lock.
  */
 template <class Scalar, class... Callbacks>
 class RunRecord {
@@ -40,10 +41,11 @@ class RunRecord {
 
   [[nodiscard]] FitReport& report() noexcept { return report_; }
 
-  /// Calls `hook` on every callback that has it, with a context of `team`; true if one asks to stop.
+  /// Calls `hook` on every callback that has it, with a context of `team` and θ (`theta`, or the
+  /// trainer's θ if null); true if one asks to stop.
   template <class Hook>
-  bool call(const Hook& hook, Index epoch, Index step, double loss, ThreadTeam team) {
-    Context ctx{VectorMap<Scalar>(theta_.data(), theta_.size()),
+  bool call(const Hook& hook, Index epoch, Index step, double loss, ThreadTeam team, Scalar* theta = nullptr) {
+    Context ctx{VectorMap<Scalar>(theta != nullptr ? theta : theta_.data(), theta_.size()),
                 report_,
                 epoch,
                 step,

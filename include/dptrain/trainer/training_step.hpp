@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <span>
@@ -31,10 +32,13 @@
 namespace dptrain {
 
 /// Where each step taken is recorded (the trainer's RunRecord): called once per step, by one
-/// thread, in step order.
+/// thread, in step order, with θ as the step left it (a loop that runs the step hooks itself has
+/// them called there, on that θ).
+template <class Scalar>
 struct StepLog {
   void* target = nullptr;
-  void (*record)(void* target, const StepSpan& span, Index k, const StepOutcome& outcome, double lr) = nullptr;
+  void (*record)(void* target, const StepSpan& span, Index k, const StepOutcome& outcome, double lr,
+                 Scalar* theta) = nullptr;
 };
 
 /**
@@ -73,7 +77,7 @@ class TrainingStep {
     const O& optimizer;
     const S& schedule;
     TeamBarrier* barrier;  ///< the team's barrier (WaitPolicy::spin_then_sleep), or null: `omp barrier`
-    StepLog log;           ///< where each step taken is recorded
+    StepLog<Scalar> log;   ///< where each step taken is recorded
   };
 
   explicit TrainingStep(const Parts& parts)
@@ -152,15 +156,18 @@ class TrainingStep {
 
   // --- what hooks tell the next step -------------------------------------------------------------
 
-  /// Thread 0, in a hook: a callback asked to stop, or failed. The next step's scalars carry it
-  /// to every worker of every process, which then leave together; until then every local thread
-  /// knows (it reads this after the hook's barrier) and skips its gradient.
-  void request_stop() noexcept { stop_requested_ = true; }
+  /// The thread that runs a hook: a callback asked to stop, or failed. The next step's scalars
+  /// carry it to every worker of every process, which then leave together; until then every
+  /// local thread knows (it reads this after the hook's barrier, or after the step it ended) and
+  /// skips its gradient.
+  void request_stop() noexcept { stop_requested_.store(true, std::memory_order_relaxed); }
   void hook_failed() noexcept {
-    hook_failed_ = true;
+    hook_failed_.store(true, std::memory_order_relaxed);
     slot(0).failed = true;
   }
-  [[nodiscard]] bool stopping() const noexcept { return stop_requested_ || hook_failed_; }
+  [[nodiscard]] bool stopping() const noexcept {
+    return stop_requested_.load(std::memory_order_relaxed) || hook_failed_.load(std::memory_order_relaxed);
+  }
 
   // --- 1–3: the local gradient -------------------------------------------------------------------
 
@@ -178,7 +185,7 @@ class TrainingStep {
                .samples = static_cast<double>(samples),
                .busy_workers = samples > 0 ? 1.0 : 0.0,
                .failures = my.failed ? 1.0 : 0.0,
-               .stop_requests = me.rank == 0 && stop_requested_ ? 1.0 : 0.0};
+               .stop_requests = me.rank == 0 && stop_requested_.load(std::memory_order_relaxed) ? 1.0 : 0.0};
     const Clock::time_point before = my.last;
     charge(me, &WorkerReport::compute);
     my.compute_seconds = std::chrono::duration<double>(my.last - before).count();
@@ -302,7 +309,8 @@ class TrainingStep {
 
   /// What the hooks since the last step add to its scalars: a failure, a stop request.
   [[nodiscard]] StepScalars hook_scalars() const noexcept {
-    return {.failures = hook_failed_ ? 1.0 : 0.0, .stop_requests = stop_requested_ ? 1.0 : 0.0};
+    return {.failures = hook_failed_.load(std::memory_order_relaxed) ? 1.0 : 0.0,
+            .stop_requests = stop_requested_.load(std::memory_order_relaxed) ? 1.0 : 0.0};
   }
 
   /// The decision of the run's `step`-th step from its totals (`sumsq`: ‖Σ G‖²). One thread of
@@ -353,9 +361,11 @@ class TrainingStep {
     my.report.recomputed += recomputed;
   }
 
-  /// Records step k of `span`, once, from whichever thread took its decision.
-  void record(const StepSpan& span, Index k, const StepOutcome& outcome) {
-    if (log_.record != nullptr) log_.record(log_.target, span, k, outcome, lr(span.first + k));
+  /// Records step k of `span`, once, from whichever thread took its decision; `theta` holds θ as
+  /// the step left it (null: the trainer's θ).
+  void record(const StepSpan& span, Index k, const StepOutcome& outcome, Scalar* theta = nullptr) {
+    if (log_.record != nullptr)
+      log_.record(log_.target, span, k, outcome, lr(span.first + k), theta != nullptr ? theta : theta_.data());
   }
 
   /// Σgᵢ² in double; float squares are summed in blocks that Eigen vectorizes.
@@ -500,7 +510,7 @@ class TrainingStep {
   const O& optimizer_;
   const S& schedule_;
   TeamBarrier* barrier_;  // every member's barrier: the team's, or null (`omp barrier`)
-  StepLog log_;
+  StepLog<Scalar> log_;
   const WorkerPolicy& worker_;
 
   Index max_rows_ = 0;  // the most samples a worker's buffers hold
@@ -509,8 +519,8 @@ class TrainingStep {
   GradientBuffers<Scalar> buffers_;
   detail::SliceBiases biases_;  // each slice's biases (the model's bias_ranges()), for the optimizer
   ScalarCollective scalars_;
-  std::vector<WorkerLoad> loads_;                      // the step's loads, for an adaptive partitioner (thread 0)
-  bool stop_requested_ = false, hook_failed_ = false;  // written by thread 0 in hooks
+  std::vector<WorkerLoad> loads_;  // the step's loads, for an adaptive partitioner (thread 0)
+  std::atomic<bool> stop_requested_{false}, hook_failed_{false};  // written by the thread that runs hooks
 };
 
 }  // namespace dptrain
