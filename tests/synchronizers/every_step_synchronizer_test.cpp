@@ -11,36 +11,33 @@ using dptrain::Index;
 
 namespace {
 
-// Synchronous SGD written by a user, counting its calls: the seam a new synchronisation
-// (periodic averaging, bounded staleness, backup workers) plugs into.
+// A user's Synchronizer that wraps the default's loop, counting the spans and steps it runs: the
+// seam a new synchronisation (periodic averaging, bounded staleness) plugs into.
 struct CountingSynchronizer {
-  std::atomic<Index>* calls;
+  std::atomic<Index>* spans;
+  std::atomic<Index>* steps;
   template <class Step>
   struct Loop {
-    Step* step;
-    std::atomic<Index>* calls;
+    dptrain::EveryStepSynchronizer::Loop<Step> inner;
+    std::atomic<Index>*spans, *steps;
     void run(const dptrain::TeamMember& me, const dptrain::StepSpan& span) const {
-      for (Index k = 0; k < span.count; ++k) {
-        calls->fetch_add(1, std::memory_order_relaxed);
-        step->local_gradient(me, span.first + k, span.epoch_step + k);
-        step->wait_for_workers(me);
-        auto shard = step->reduce_gradients(me);
-        if (step->reduce_scalars(me, shard)) step->update(me, shard);
-        step->publish(me);
-        if (step->finish(me, span, k)) return;
+      if (me.rank == 0) {
+        spans->fetch_add(1, std::memory_order_relaxed);
+        steps->fetch_add(span.count, std::memory_order_relaxed);
       }
+      inner.run(me, span);
     }
   };
   template <class Step>
   Loop<Step> start(Step& step) const {
-    return {&step, calls};
+    return {dptrain::EveryStepSynchronizer{}.start(step), spans, steps};
   }
 };
 static_assert(dptrain::Synchronizer<CountingSynchronizer>);
 
 }  // namespace
 
-TEST_CASE("Synchronizer: a user's synchronizer composed of the step's primitives replaces the default",
+TEST_CASE("Synchronizer: a user's synchronizer replaces the default, one span of steps per epoch",
           "[synchronizers][trainer]") {
   const Index threads = GENERATE(1, 2, 3);
   const auto data = test::linear_data<double>(90, 4, 3);
@@ -49,10 +46,11 @@ TEST_CASE("Synchronizer: a user's synchronizer composed of the step's primitives
   dptrain::Vector<double> expected = model.init_parameters(), theta = model.init_parameters();
   dptrain::DataParallelTrainer(options, dptrain::Adam{.lr = 0.01}, dptrain::EveryStepSynchronizer{})
       .fit(model, expected, data);
-  std::atomic<Index> calls{0};
+  std::atomic<Index> spans{0}, steps{0};
   const dptrain::FitReport report =
-      dptrain::DataParallelTrainer(options, CountingSynchronizer{&calls}, dptrain::Adam{.lr = 0.01})
+      dptrain::DataParallelTrainer(options, CountingSynchronizer{&spans, &steps}, dptrain::Adam{.lr = 0.01})
           .fit(model, theta, data);
   CHECK((theta.array() == expected.array()).all());
-  CHECK(calls.load() == report.steps * threads);
+  CHECK(steps.load() == report.steps);
+  CHECK(spans.load() == report.epochs);  // no step hook: one span per epoch
 }
