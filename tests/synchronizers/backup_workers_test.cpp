@@ -6,6 +6,8 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "dptrain/dptrain.hpp"
@@ -189,9 +191,59 @@ TEST_CASE("BackupWorkers: a failing chunk leaves fit() with its exception, theta
   CHECK((theta.array() == before.array()).all());
 }
 
+namespace {
+
+struct LostCopy : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A Worker policy whose state 0 sleeps 200 ms and then throws: far slower than a chunk, so
+// another thread computes the chunk again and wins; the late copy's exception is not the step's.
+struct SlowThenFailing {
+  template <class Inner>
+  struct State {
+    Inner inner;
+    bool fails;
+    void zero() { inner.zero(); }
+    template <class M>
+    void accumulate(const M& model, dptrain::ConstVectorRef<typename M::scalar_type> theta,
+                    const typename M::batch_type& batch) {
+      if (fails) {
+        std::this_thread::sleep_for(200ms);
+        throw LostCopy("the copy that lost");
+      }
+      inner.accumulate(model, theta, batch);
+    }
+    auto gradient() { return inner.gradient(); }
+    double loss() const { return inner.loss(); }
+    Index samples() const { return inner.samples(); }
+  };
+  template <dptrain::Model M>
+  auto make(const M& model, Index rank, Index rows) const {
+    auto inner = dptrain::GradientWorker{}.make(model, rank, rows);
+    return State<decltype(inner)>{std::move(inner), rank == 0};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("BackupWorkers: a copy that lost the race and failed does not fail the step",
+          "[synchronizers][trainer][faults]") {
+  const Problem p;
+  dptrain::TrainerOptions options = p.options(2);
+  options.max_steps = 3;
+  dptrain::Vector<float> quiet, theta;
+  p.train(quiet, options, dptrain::BackupWorkers{.chunks = 2});
+  dptrain::FitReport report;
+  REQUIRE_NOTHROW(report = p.train(theta, options, dptrain::BackupWorkers{.chunks = 2}, SlowThenFailing{}));
+  CHECK(same_bits(theta, quiet));
+  CHECK(report.steps == 3);
+}
+
 TEST_CASE("BackupWorkers: bad settings are refused before the first step", "[synchronizers][trainer]") {
   const Problem p;
   dptrain::Vector<float> theta;
   CHECK_THROWS_AS(p.train(theta, p.options(2), dptrain::BackupWorkers{.chunks = -1}), dptrain::invalid_argument);
+  CHECK_THROWS_AS(p.train(theta, p.options(2), dptrain::BackupWorkers{.chunks = 1'000'000}), dptrain::invalid_argument);
   CHECK_THROWS_AS(p.train(theta, p.options(2), dptrain::BackupWorkers{.stall = 0}), dptrain::invalid_argument);
 }

@@ -7,7 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <stdexcept>
+#include <exception>
 #include <string>
 #include <thread>
 #include <vector>
@@ -166,7 +166,7 @@ class BackupWorkers::Loop {
 
   Loop(Step& step, const BackupWorkers& policy)
       : step_(step),
-        chunks_(policy.chunks > 0 ? policy.chunks : step.options().threads),
+        chunks_(checked_chunks(step, policy)),
         stall_(policy.stall),
         layout_{step.theta().size(), blocks(step.theta().size())},
         biases_(step.biases(layout_)),
@@ -182,13 +182,6 @@ class BackupWorkers::Loop {
         tag_(versions),
         events_(step.spin()) {
     const auto& opt = step.options();
-    if (step.processes() > 1)
-      throw invalid_argument("dptrain::BackupWorkers runs in one process; this run has " +
-                             std::to_string(step.processes()));
-    if (policy.chunks < 0 || policy.chunks > max_chunks)
-      throw invalid_argument("dptrain::BackupWorkers: chunks must be in [0, " + std::to_string(max_chunks) + "], got " +
-                             std::to_string(policy.chunks));
-    if (!(policy.stall > 0)) throw invalid_argument("dptrain::BackupWorkers: stall must be positive");
     const Index rows = (step.max_minibatch() + chunks_ - 1) / chunks_;
     pool_.reserve(pool_used_.size());
     for (std::size_t i = 0; i < pool_used_.size(); ++i) pool_.push_back(step.make_worker(static_cast<Index>(i), rows));
@@ -207,6 +200,7 @@ class BackupWorkers::Loop {
     for (;;) {
       const Index t = current_.load();
       if (t >= end || left_.load()) break;
+      // (A thread descheduled between a claim and its mark delays the step: a few instructions.)
       for (Index c; (c = chunk_claims_.next(t)) >= 0;) {
         held_since_[static_cast<std::size_t>(c)] = now();
         state_[static_cast<std::size_t>(c)] = holding(t);
@@ -244,6 +238,18 @@ class BackupWorkers::Loop {
   static std::int64_t holding(Index t) noexcept { return (t << 16) | held; }
   [[nodiscard]] std::size_t entry(Index c) const noexcept {
     return static_cast<std::size_t>(state_[static_cast<std::size_t>(c)].load() & held);
+  }
+
+  // The number of chunks, once the policy and the run are known to fit it (before any buffer).
+  static Index checked_chunks(const Step& step, const BackupWorkers& policy) {
+    if (step.processes() > 1)
+      throw invalid_argument("dptrain::BackupWorkers runs in one process; this run has " +
+                             std::to_string(step.processes()));
+    if (policy.chunks < 0 || policy.chunks > max_chunks)
+      throw invalid_argument("dptrain::BackupWorkers: chunks must be in [0, " + std::to_string(max_chunks) + "], got " +
+                             std::to_string(policy.chunks));
+    if (!(policy.stall > 0)) throw invalid_argument("dptrain::BackupWorkers: stall must be positive");
+    return policy.chunks > 0 ? policy.chunks : step.options().threads;
   }
 
   // θ's blocks: up to max_blocks, of whole cache lines.
@@ -285,9 +291,10 @@ class BackupWorkers::Loop {
     const auto e = static_cast<std::size_t>(scratch);
     const std::int64_t started = now();
     const Index n = step_.theta().size();
+    std::exception_ptr failure;  // kept only if this result is the chunk's: a lost copy's is not the step's
     pool_scalars_[e] =
         step_.chunk_gradient(pool_[e], buffers_[static_cast<std::size_t>(me.rank)], ConstVectorMap<Scalar>(theta(v), n),
-                             span.epoch_step + (t - span.first), c, chunks_);
+                             span.epoch_step + (t - span.first), c, chunks_, failure);
     readers_[v].fetch_sub(1);
     chunk_ns_.store(now() - started, std::memory_order_relaxed);
     step_.charge(me, &WorkerReport::compute);
@@ -295,6 +302,7 @@ class BackupWorkers::Loop {
     const auto samples = static_cast<Index>(pool_scalars_[e].samples);
     std::int64_t expected = holding(t);
     if (!state_[static_cast<std::size_t>(c)].compare_exchange_strong(expected, (t << 16) | scratch)) return 0;
+    if (failure) step_.keep(failure);  // fit() throws it once the team has left
     scratch = take();
     events_.signal();
     return samples;

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <span>
 #include <string>
 #include <string_view>
@@ -45,10 +46,10 @@ struct StepLog {
  * @brief The parts of one synchronous step that every worker runs, with its per-thread state
  * (gradient buffer, workspace, gather buffer, phase clock), sized once before the first step.
  *
- * A Synchronizer's schedule runs the steps from these parts. The collective ones
+ * A Synchronizer's loop runs the steps from these parts. The collective ones
  * (local_gradient, wait_for_workers, reduce_gradients, reduce_scalars, update, publish, finish)
  * are called by every thread of the team, in that order, and reduce over the team (Aggregator)
- * and the processes (ProcessGroup). The chunked ones (make_worker … record) let a schedule share
+ * and the processes (ProcessGroup). The chunked ones (make_worker … record) let a loop share
  * a step's work out in chunks instead, taken by whichever thread is free (BackupWorkers). Each
  * part charges its time to one phase of the worker's WorkerReport; every barrier's wait goes to
  * `wait`.
@@ -279,14 +280,15 @@ class TrainingStep {
   /**
    * @brief Chunk `chunk` of `chunks` of step s of the epoch, at `theta`, into `w`: its part of
    * each of the step's minibatches (an even split, sizes differ by at most one). Returns its
-   * scalars; a failure is kept (FirstError) and counted in them. Skipped once a hook stopped.
+   * scalars; a failure is counted in them and its exception left in `failure`, for keep() if
+   * this result is the one the step takes. Skipped once a hook stopped.
    */
   StepScalars chunk_gradient(WorkerState& w, Buffer& buffer, ConstVectorRef<Scalar> theta, Index s, Index chunk,
-                             Index chunks) {
+                             Index chunks, std::exception_ptr& failure) {
     w.zero();
-    bool failed = false;
-    if (!stopping())
-      failed = !errors_.guard([&] {
+    failure = nullptr;
+    if (!stopping()) {
+      try {
         const IndexRange batches = plan_.minibatches(s);
         for (Index b = batches.begin; b < batches.end(); ++b) {
           const IndexRange minibatch = plan_.minibatch(b);
@@ -298,14 +300,20 @@ class TrainingStep {
           else
             w.accumulate(model_, theta, data_.rows(positions.begin, positions.size));
         }
-      });
+      } catch (...) {
+        failure = std::current_exception();
+      }
+    }
     const Index samples = w.samples();
     if (opt_.weighting == Weighting::equal && samples > 0) w.gradient() *= Scalar(1) / static_cast<Scalar>(samples);
     return {.loss = w.loss(),
             .samples = static_cast<double>(samples),
             .busy_workers = samples > 0 ? 1.0 : 0.0,
-            .failures = failed ? 1.0 : 0.0};
+            .failures = failure ? 1.0 : 0.0};
   }
+
+  /// Keeps a failure of the step for fit() to throw (the first one kept wins).
+  void keep(std::exception_ptr failure) noexcept { errors_.keep(std::move(failure)); }
 
   /// What the hooks since the last step add to its scalars: a failure, a stop request.
   [[nodiscard]] StepScalars hook_scalars() const noexcept {
