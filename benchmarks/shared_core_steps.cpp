@@ -22,9 +22,7 @@
 // seconds per epoch and the median of the rounds' ratios to lockstep on one thread.
 #include <dptrain/dptrain.hpp>
 
-#include <linux/futex.h>
 #include <signal.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -120,7 +118,7 @@ class Claims {
 // `spin`, then sleeps on a futex (not sched_yield: beside a busy process each yield hands it the
 // core for a time slice), at most until `timeout`, when a held chunk would count as stalled. As
 // TeamBarrier does, a wait that outlasts 0.5 ms (a thread is being descheduled) makes every wait
-// of the next 10 ms sleep at once. (TeamBarrier's futex sleep has no timeout, which this needs.)
+// of the next 10 ms sleep at once. (detail::sleep_while_for, which BackupWorkers uses too, gives the timeout.)
 class Events {
  public:
   explicit Events(std::chrono::nanoseconds spin) : spin_(spin) {}
@@ -138,9 +136,7 @@ class Events {
         dptrain::detail::cpu_relax();
         continue;
       }
-      const std::int64_t ns = std::max<std::int64_t>(timeout.count(), 1000);
-      const timespec wait{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
-      syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word_), FUTEX_WAIT_PRIVATE, seen, &wait, nullptr, 0);
+      dptrain::detail::sleep_while_for(word_, seen, timeout);
       break;
     }
     const Clock::time_point end = Clock::now();

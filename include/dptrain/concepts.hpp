@@ -531,12 +531,13 @@ namespace detail {
 /// The parts DataParallelTrainer's step offers a Synchronizer (declared only: the concept checks
 /// a policy against them; the trainer's TrainingStep defines and documents them).
 struct StepPrimitives {
+  // the types a chunked loop (BackupWorkers) names
   using Scalar = float;
   struct WorkerState {
     VectorMap<float> gradient();
   };
   struct Buffer {};
-  // collectives
+  // the collective parts
   void local_gradient(const TeamMember&, Index step, Index epoch_step);
   void wait_for_workers(const TeamMember&);
   VectorMap<float> reduce_gradients(const TeamMember&);
