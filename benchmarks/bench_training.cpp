@@ -8,6 +8,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -147,9 +148,11 @@ void BM_ShuffledRows(benchmark::State& state) {
       Packet sum = Eigen::internal::pset1<Packet>(0.0f);
       for (std::size_t i = 0; i < rows.size(); ++i) {
         const float* row = data.features.data() + rows[i] * d;
-        const float* ahead = data.features.data() + rows[std::min(i + 3, rows.size() - 1)] * d;
+        std::array<const float*, 4> ahead;  // as DenseDataset::gather asks: each of the next four rows
+        for (std::size_t k = 0; k < ahead.size(); ++k)
+          ahead[k] = data.features.data() + rows[std::min(i + 1 + k, rows.size() - 1)] * d;
         for (Index j = 0; j < lines; ++j) {
-          __builtin_prefetch(ahead + 16 * j);
+          for (const float* next : ahead) __builtin_prefetch(next + 16 * j);
           for (Index k = 0; k < 16; k += lanes)
             sum = Eigen::internal::padd(sum, Eigen::internal::ploadu<Packet>(row + 16 * j + k));
         }
