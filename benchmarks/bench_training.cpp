@@ -124,12 +124,20 @@ void BM_TrainerOwnTime(benchmark::State& state) {
 }
 
 // One step's 256 shuffled rows of Fashion-MNIST, each iteration the next 256 of a shuffled
-// order: range 0 copies them as a worker does (DenseDataset::gather), range 1 only reads them
-// (summed as packets, with the same prefetching), the floor of any step that reads its rows from
-// memory. Their difference is what the copy itself costs.
+// order. read_only:0 copies them as a worker does (DenseDataset::gather); read_only:1 only reads
+// them (summed as packets), the floor of any step that reads its rows from memory, asking for
+// the coming rows' lines as it goes in one of these ways (`asks`):
+//  - 0: not at all;
+//  - 1: each line of the row three ahead, once (the gather before session 14);
+//  - 2: each line of the next two rows, so every line is asked for twice, a row apart;
+//  - 4: of the next four rows (the gather's way now, benchmarks/RESULTS.md);
+//  - 6: of the next six rows.
 void BM_ShuffledRows(benchmark::State& state) {
   const Data& data = fashion_train();
   const bool copy = state.range(0) == 0;
+  const auto asks = static_cast<std::size_t>(state.range(1));
+  std::array<std::size_t, 6> offsets{1, 2, 3, 4, 5, 6};
+  if (asks == 1) offsets[0] = 3;
   std::vector<Index> order(static_cast<std::size_t>(data.size()));
   std::iota(order.begin(), order.end(), Index{0});
   std::shuffle(order.begin(), order.end(), std::mt19937_64(1));
@@ -148,11 +156,11 @@ void BM_ShuffledRows(benchmark::State& state) {
       Packet sum = Eigen::internal::pset1<Packet>(0.0f);
       for (std::size_t i = 0; i < rows.size(); ++i) {
         const float* row = data.features.data() + rows[i] * d;
-        std::array<const float*, 4> ahead;  // as DenseDataset::gather asks: each of the next four rows
-        for (std::size_t k = 0; k < ahead.size(); ++k)
-          ahead[k] = data.features.data() + rows[std::min(i + 1 + k, rows.size() - 1)] * d;
+        std::array<const float*, 6> ahead{};
+        for (std::size_t k = 0; k < asks; ++k)
+          ahead[k] = data.features.data() + rows[std::min(i + offsets[k], rows.size() - 1)] * d;
         for (Index j = 0; j < lines; ++j) {
-          for (const float* next : ahead) __builtin_prefetch(next + 16 * j);
+          for (std::size_t k = 0; k < asks; ++k) __builtin_prefetch(ahead[k] + 16 * j);
           for (Index k = 0; k < 16; k += lanes)
             sum = Eigen::internal::padd(sum, Eigen::internal::ploadu<Packet>(row + 16 * j + k));
         }
@@ -165,7 +173,15 @@ void BM_ShuffledRows(benchmark::State& state) {
   }
   state.counters["GBps"] = giga_per_second(static_cast<double>(batch_size * lines * 16 * Index{sizeof(float)}));
 }
-BENCHMARK(BM_ShuffledRows)->ArgName("read_only")->Arg(0)->Arg(1)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_ShuffledRows)
+    ->ArgNames({"read_only", "asks"})
+    ->Args({0, 4})
+    ->Args({1, 0})
+    ->Args({1, 1})
+    ->Args({1, 2})
+    ->Args({1, 4})
+    ->Args({1, 6})
+    ->Unit(benchmark::kMicrosecond);
 
 // One epoch (60 000 samples, 235 steps, the last of 96 samples), shuffled, in steady state; with
 // the default even split, or with the split that follows each core's measured speed. The first
