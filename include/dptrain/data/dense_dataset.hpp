@@ -78,10 +78,10 @@ struct DenseDataset {
   // hardware prefetcher cannot foresee. So copy_row() asks for the coming rows, one cache line at
   // a time, interleaved with its own copy: each line of each of the next `rows_ahead` rows, so
   // that every line is asked for `rows_ahead` times, a row's copy apart. Asking once, three rows
-  // ahead, left the gather of 256 Fashion-MNIST rows 24–31% slower on a Zen 5 core (asking twice
-  // in a row gained nothing, so the repeats count by arriving later, presumably when a miss buffer
-  // has freed up); asking for a whole row at once stalled on the miss buffers
-  // (benchmarks/RESULTS.md).
+  // ahead, the gather of 256 Fashion-MNIST rows took 25–31% longer on a Zen 5 core. Asking twice
+  // in a row gained nothing, so the repeats count by coming later, presumably once a miss buffer
+  // has freed up. Asking for a whole row at once stalled on the miss buffers (benchmarks/
+  // RESULTS.md, sessions 3 and 14).
   static constexpr std::size_t rows_ahead = 4;
   static_assert(sizeof(Scalar) <= cache_line_bytes);
   static constexpr Index scalars_per_line = static_cast<Index>(cache_line_bytes / sizeof(Scalar));
