@@ -41,7 +41,9 @@ cat >"$out/run.sh" <<'EOF'
 #!/usr/bin/env bash
 # run.sh OUTPUT_DIR [benchmarks|scaling]. Threads pinned one per core.
 #   benchmarks (default): the scaling subset of dptrain_benchmarks, 3 repetitions in random order,
-#     to OUTPUT_DIR/dptrain-scaling.json (FILTER, REPETITIONS, MIN_TIME override).
+#     to OUTPUT_DIR/dptrain-scaling.json (FILTER, REPETITIONS, MIN_TIME override). It includes
+#     BM_ShuffledRows, whose `asks` sweep tells whether the gather's way of asking for the coming
+#     rows (DenseDataset::gather) holds on that machine's CPU.
 #   scaling: the thread_scaling example (1 … all threads, where the time goes) for both models at
 #     each batch size of BATCHES (default "256 1024 4096": the linear scaling rule's larger global
 #     batches), to OUTPUT_DIR/thread-scaling.txt.
@@ -58,7 +60,7 @@ export OMP_PROC_BIND=close OMP_PLACES=cores
 run() { "$here/lib/"ld-linux-x86-64.so.* --library-path "$here/lib" "$@"; }
 case "$mode" in
 benchmarks)
-  filter="${FILTER:-FmaPeak|Gradient<.*>/rows:(16|32|64|128|256)\$|TrainerEpoch<(Softmax|Mlp)>/|TrainerStepExchange|Independent|ReferenceOmp|StreamRead|TeamBarrier}"
+  filter="${FILTER:-FmaPeak|Gradient<.*>/rows:(16|32|64|128|256)\$|TrainerEpoch<(Softmax|Mlp)>/|TrainerStepExchange|Independent|ReferenceOmp|StreamRead|TeamBarrier|ShuffledRows}"
   run "$here/dptrain_benchmarks-$isa" --benchmark_filter="$filter" \
     --benchmark_repetitions="${REPETITIONS:-3}" --benchmark_enable_random_interleaving=true \
     --benchmark_min_time="${MIN_TIME:-0.5}" --benchmark_report_aggregates_only=true \
