@@ -136,8 +136,7 @@ void BM_ShuffledRows(benchmark::State& state) {
   const Data& data = fashion_train();
   const bool copy = state.range(0) == 0;
   const auto asks = static_cast<std::size_t>(state.range(1));
-  std::array<std::size_t, 6> offsets{1, 2, 3, 4, 5, 6};
-  if (asks == 1) offsets[0] = 3;
+  const std::size_t nearest = asks == 1 ? 3 : 1;  // rows nearest … nearest + asks − 1 ahead
   std::vector<Index> order(static_cast<std::size_t>(data.size()));
   std::iota(order.begin(), order.end(), Index{0});
   std::shuffle(order.begin(), order.end(), std::mt19937_64(1));
@@ -158,7 +157,7 @@ void BM_ShuffledRows(benchmark::State& state) {
         const float* row = data.features.data() + rows[i] * d;
         std::array<const float*, 6> ahead{};
         for (std::size_t k = 0; k < asks; ++k)
-          ahead[k] = data.features.data() + rows[std::min(i + offsets[k], rows.size() - 1)] * d;
+          ahead[k] = data.features.data() + rows[std::min(i + nearest + k, rows.size() - 1)] * d;
         for (Index j = 0; j < lines; ++j) {
           for (std::size_t k = 0; k < asks; ++k) __builtin_prefetch(ahead[k] + 16 * j);
           for (Index k = 0; k < 16; k += lanes)
