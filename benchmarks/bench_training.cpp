@@ -124,13 +124,15 @@ void BM_TrainerOwnTime(benchmark::State& state) {
 }
 
 // One step's 256 shuffled rows of Fashion-MNIST, each iteration the next 256 of a shuffled
-// order. read_only:0 copies them as a worker does (DenseDataset::gather); read_only:1 only reads
-// them (summed as packets), the floor of any step that reads its rows from memory, asking for
-// the coming rows' lines as it goes in one of these ways (`asks`):
+// order. read_only:0 copies them as a worker does (DenseDataset::gather), asking for the next
+// `asks` rows (1, 2 or 4: GatherAsks::fix) or, with asks:0, as many as the buffer's GatherAsks
+// chooses by timing its first calls (the `rows_ahead` counter says which). read_only:1 only reads
+// them (summed as packets), the floor of any step that reads its rows from memory, asking for the
+// coming rows' lines as it goes in one of these ways (`asks`):
 //  - 0: not at all;
 //  - 1: each line of the row three ahead, once (the gather before session 14);
 //  - 2: each line of the next two rows, so every line is asked for twice, a row apart;
-//  - 4: of the next four rows (the gather's way now, benchmarks/RESULTS.md);
+//  - 4: of the next four rows (the gather's fixed way in session 14, benchmarks/RESULTS.md);
 //  - 6: of the next six rows.
 void BM_ShuffledRows(benchmark::State& state) {
   const Data& data = fashion_train();
@@ -141,6 +143,7 @@ void BM_ShuffledRows(benchmark::State& state) {
   std::iota(order.begin(), order.end(), Index{0});
   std::shuffle(order.begin(), order.end(), std::mt19937_64(1));
   Data::Buffer buffer = data.make_buffer(batch_size);
+  if (copy && asks > 0) buffer.asks.fix(static_cast<int>(asks));
   // Eigen packets, kept in a register (a 16-float Eigen array stayed on the stack here).
   using Packet = dptrain::detail::narrow::Packet<float>;
   constexpr Index lanes = dptrain::detail::narrow::lanes<float>;
@@ -171,9 +174,13 @@ void BM_ShuffledRows(benchmark::State& state) {
     first += batch_size;
   }
   state.counters["GBps"] = giga_per_second(static_cast<double>(batch_size * lines * 16 * Index{sizeof(float)}));
+  if (copy) state.counters["rows_ahead"] = buffer.asks.rows_ahead();
 }
 BENCHMARK(BM_ShuffledRows)
     ->ArgNames({"read_only", "asks"})
+    ->Args({0, 0})
+    ->Args({0, 1})
+    ->Args({0, 2})
     ->Args({0, 4})
     ->Args({1, 0})
     ->Args({1, 1})

@@ -11,6 +11,7 @@
 #include "dptrain/core/batch.hpp"
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
+#include "dptrain/data/gather_asks.hpp"
 
 namespace dptrain {
 
@@ -35,6 +36,7 @@ struct DenseDataset {
   struct Buffer {
     RowMatrix<Scalar> features;
     Vector<Target> targets;
+    GatherAsks asks;  ///< how many coming rows gather() asks for: timed on its first calls
   };
 
   RowMatrix<Scalar> features;
@@ -57,32 +59,37 @@ struct DenseDataset {
 
   /// Storage for up to `max_rows` gathered rows.
   [[nodiscard]] Buffer make_buffer(Index max_rows) const {
-    return {RowMatrix<Scalar>(max_rows, dim()), Vector<Target>(max_rows)};
+    return {RowMatrix<Scalar>(max_rows, dim()), Vector<Target>(max_rows), GatherAsks{}};
   }
 
   /// Copies the listed rows into `buffer` and returns a view of them; allocates nothing.
   [[nodiscard]] batch_type gather(std::span<const Index> rows, Buffer& buffer) const {
-    const auto count = rows.size();
+    const auto count = static_cast<Index>(rows.size());
     eigen_assert(buffer.features.cols() == dim() && "gather: a buffer from another data set's make_buffer()");
-    for (std::size_t i = 0; i < count; ++i) {
-      std::array<const Scalar*, rows_ahead> ahead;
-      for (std::size_t k = 0; k < rows_ahead; ++k) ahead[k] = row_data(rows[std::min(i + 1 + k, count - 1)]);
-      copy_row(row_data(rows[i]), ahead, buffer.features.row(static_cast<Index>(i)).data());
-      buffer.targets[static_cast<Index>(i)] = targets[rows[i]];
-    }
-    return {buffer.features.topRows(static_cast<Index>(count)), buffer.targets.head(static_cast<Index>(count))};
+    buffer.asks.run(count, [&](int rows_ahead) {
+      switch (rows_ahead) {
+        case 1:
+          copy_rows<1>(rows, buffer);
+          break;
+        case 2:
+          copy_rows<2>(rows, buffer);
+          break;
+        default:
+          copy_rows<4>(rows, buffer);
+          break;
+      }
+    });
+    return {buffer.features.topRows(count), buffer.targets.head(count)};
   }
 
  private:
   // Shuffled rows of a data set larger than the caches each start with a memory latency that the
   // hardware prefetcher cannot foresee. So copy_row() asks for the coming rows, one cache line at
-  // a time, interleaved with its own copy: each line of each of the next `rows_ahead` rows, so
-  // that every line is asked for `rows_ahead` times, a row's copy apart. Asking once, three rows
-  // ahead, the gather of 256 Fashion-MNIST rows took 25–31% longer on a Zen 5 core. Asking twice
-  // in a row gained nothing, so the repeats count by coming later, presumably once a miss buffer
-  // has freed up. Asking for a whole row at once stalled on the miss buffers (benchmarks/
-  // RESULTS.md, sessions 3 and 14).
-  static constexpr std::size_t rows_ahead = 4;
+  // a time, interleaved with its own copy: each line of each of the next `Ahead` rows, so that
+  // every line is asked for `Ahead` times, a row's copy apart. Asking twice in a row gained
+  // nothing, so the repeats count by coming later, presumably once a miss buffer has freed up;
+  // asking for a whole row at once stalled on the miss buffers. How many rows pays off depends on
+  // the CPU, so the buffer's GatherAsks chooses it (benchmarks/RESULTS.md, sessions 3, 14, 15).
   static_assert(sizeof(Scalar) <= cache_line_bytes);
   static constexpr Index scalars_per_line = static_cast<Index>(cache_line_bytes / sizeof(Scalar));
 
@@ -92,8 +99,20 @@ struct DenseDataset {
 
   [[nodiscard]] const Scalar* row_data(Index row) const noexcept { return features.data() + row * dim(); }
 
+  template <std::size_t Ahead>
+  void copy_rows(std::span<const Index> rows, Buffer& buffer) const noexcept {
+    const std::size_t count = rows.size();
+    for (std::size_t i = 0; i < count; ++i) {
+      std::array<const Scalar*, Ahead> ahead;
+      for (std::size_t k = 0; k < Ahead; ++k) ahead[k] = row_data(rows[std::min(i + 1 + k, count - 1)]);
+      copy_row(row_data(rows[i]), ahead, buffer.features.row(static_cast<Index>(i)).data());
+      buffer.targets[static_cast<Index>(i)] = targets[rows[i]];
+    }
+  }
+
   // Copies the row at `in` to `out`, asking for the rows at `ahead` alongside.
-  void copy_row(const Scalar* in, [[maybe_unused]] const std::array<const Scalar*, rows_ahead>& ahead,
+  template <std::size_t Ahead>
+  void copy_row(const Scalar* in, [[maybe_unused]] const std::array<const Scalar*, Ahead>& ahead,
                 Scalar* out) const noexcept {
     const Index d = dim(), whole_lines = d - d % scalars_per_line;
     for (Index j = 0; j < whole_lines; j += scalars_per_line) {
