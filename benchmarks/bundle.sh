@@ -42,8 +42,8 @@ cat >"$out/run.sh" <<'EOF'
 # run.sh OUTPUT_DIR [benchmarks|scaling]. Threads pinned one per core.
 #   benchmarks (default): the scaling subset of dptrain_benchmarks, 3 repetitions in random order,
 #     to OUTPUT_DIR/dptrain-scaling.json (FILTER, REPETITIONS, MIN_TIME override). It includes
-#     BM_ShuffledRows, whose `asks` sweep tells whether the gather's way of asking for the coming
-#     rows (DenseDataset::gather) holds on that machine's CPU.
+#     BM_ShuffledRows, whose `asks` sweep shows how many coming rows the gather should ask for on
+#     that machine's CPU, and asks:0 (counter rows_ahead) how many its timing chose (GatherAsks).
 #   scaling: the thread_scaling example (1 … all threads, where the time goes) for both models at
 #     each batch size of BATCHES (default "256 1024 4096": the linear scaling rule's larger global
 #     batches), to OUTPUT_DIR/thread-scaling.txt.
