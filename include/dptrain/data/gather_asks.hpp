@@ -33,8 +33,9 @@ class GatherAsks {
   static constexpr std::array<int, 3> candidates{1, 2, 4};
   /// Timed calls per candidate before choosing.
   static constexpr int trials = 3;
-  /// Calls with fewer rows are not timed (their per-row time is mostly the call's own).
-  static constexpr Index min_rows = 32;
+  /// Calls with fewer rows are not timed (their per-row time is mostly the call's own); 16 rows
+  /// is a 256-row batch on 16 workers.
+  static constexpr Index min_rows = 16;
 
   /// The count the next call uses.
   [[nodiscard]] int rows_ahead() const noexcept { return candidates[static_cast<std::size_t>(current())]; }
