@@ -66,19 +66,7 @@ struct DenseDataset {
   [[nodiscard]] batch_type gather(std::span<const Index> rows, Buffer& buffer) const {
     const auto count = static_cast<Index>(rows.size());
     eigen_assert(buffer.features.cols() == dim() && "gather: a buffer from another data set's make_buffer()");
-    buffer.asks.run(count, [&](int rows_ahead) {
-      switch (rows_ahead) {
-        case 1:
-          copy_rows<1>(rows, buffer);
-          break;
-        case 2:
-          copy_rows<2>(rows, buffer);
-          break;
-        default:
-          copy_rows<4>(rows, buffer);
-          break;
-      }
-    });
+    buffer.asks.run(count, [&](auto rows_ahead) { copy_rows<decltype(rows_ahead)::value>(rows, buffer); });
     return {buffer.features.topRows(count), buffer.targets.head(count)};
   }
 
@@ -99,12 +87,12 @@ struct DenseDataset {
 
   [[nodiscard]] const Scalar* row_data(Index row) const noexcept { return features.data() + row * dim(); }
 
-  template <std::size_t Ahead>
+  template <int Ahead>
   void copy_rows(std::span<const Index> rows, Buffer& buffer) const noexcept {
     const std::size_t count = rows.size();
     for (std::size_t i = 0; i < count; ++i) {
       std::array<const Scalar*, Ahead> ahead;
-      for (std::size_t k = 0; k < Ahead; ++k) ahead[k] = row_data(rows[std::min(i + 1 + k, count - 1)]);
+      for (std::size_t k = 0; k < ahead.size(); ++k) ahead[k] = row_data(rows[std::min(i + 1 + k, count - 1)]);
       copy_row(row_data(rows[i]), ahead, buffer.features.row(static_cast<Index>(i)).data());
       buffer.targets[static_cast<Index>(i)] = targets[rows[i]];
     }

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <limits>
 #include <string>
+#include <type_traits>
+#include <utility>
 
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
@@ -52,16 +54,17 @@ class GatherAsks {
     chosen_ = static_cast<int>(it - candidates.begin());
   }
 
-  /// Runs copy(rows_ahead()) over `rows` rows, timing it while the count is not yet chosen.
+  /// Runs copy(std::integral_constant<int, rows_ahead()>{}) over `rows` rows, timing it while the
+  /// count is not yet chosen: the count as a compile-time constant, so the copy's loops unroll.
   template <class Copy>
   void run(Index rows, Copy&& copy) {
     if (chosen() || rows < min_rows) {
-      copy(rows_ahead());
+      with_count(copy);
       return;
     }
     const int c = current();
     const auto start = std::chrono::steady_clock::now();
-    copy(rows_ahead());
+    with_count(copy);
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
     auto& best = per_row_[static_cast<std::size_t>(c)];
     best = std::min(best, took.count() / static_cast<double>(rows));
@@ -70,6 +73,16 @@ class GatherAsks {
   }
 
  private:
+  template <class Copy>
+  void with_count(Copy& copy) const {
+    [&]<std::size_t... Is>(std::index_sequence<Is...>) {
+      static_cast<void>(
+          ((current() == static_cast<int>(Is) ? (copy(std::integral_constant<int, candidates[Is]>{}), true) : false) ||
+           ...));
+    }
+    (std::make_index_sequence<candidates.size()>{});
+  }
+
   [[nodiscard]] int current() const noexcept {
     return chosen() ? chosen_ : timed_ % static_cast<int>(candidates.size());
   }
