@@ -4,7 +4,9 @@
 // kernels for the 10-column ones (detail/narrow_product.hpp), and on two single-threaded BLAS
 // from Debian: BLIS (libblis4-serial) and OpenBLAS (libopenblas0-serial). The BLAS are loaded at
 // run time with dlopen, so they are optional packages and not build dependencies; without one,
-// its benchmarks are skipped with an error that names the package.
+// its benchmarks are skipped with an error that names the package. Each BLAS is also called from
+// two threads at once, as two workers would call it; the label says how many of those products
+// came out wrong (Debian 12's serial OpenBLAS gets some wrong: it is not safe for the workers).
 #include <dptrain/core/types.hpp>
 #include <dptrain/detail/gemm.hpp>
 #include <dptrain/detail/narrow_product.hpp>
@@ -12,6 +14,8 @@
 #include <benchmark/benchmark.h>
 
 #include <dlfcn.h>
+
+#include <omp.h>
 
 #include <array>
 #include <random>
@@ -195,12 +199,14 @@ constexpr BlasLibrary blis{"BLIS serial", "/usr/lib/x86_64-linux-gnu/blis-serial
 constexpr BlasLibrary openblas{"OpenBLAS serial", "/usr/lib/x86_64-linux-gnu/openblas-serial/libopenblas.so.0",
                                "libopenblas0-serial"};
 
-/// A loaded library's cblas_sgemm (null if it could not be loaded, and `error` says why) and
-/// what the library says about itself, the benchmarks' label.
+/// A loaded library's cblas_sgemm (null if it could not be loaded, and `error` says why), what
+/// the library says about itself and how it fared when two threads called it at once: the
+/// benchmarks' label.
 struct LoadedBlas {
   CblasSgemm sgemm = nullptr;
   std::string error;
   std::string description;
+  std::string concurrency;
 };
 
 /// What the library says about its version and the kernels it chose for this CPU, if it exports
@@ -218,6 +224,47 @@ std::string describe(void* handle) {
   return text;
 }
 
+/// C += op(A) · op(B) through cblas_sgemm: row-major, alpha = beta = 1.
+void blas_product(CblasSgemm sgemm, const Shape& s, const Operands& x, Matrix& c) {
+  const int trans_a = s.op == Op::tn ? cblas_trans : cblas_no_trans;
+  const int trans_b = s.op == Op::nt ? cblas_trans : cblas_no_trans;
+  sgemm(cblas_row_major, trans_a, trans_b, static_cast<int>(s.m), static_cast<int>(s.n), static_cast<int>(s.k), 1.0f,
+        x.a.data(), static_cast<int>(x.a.cols()), x.b.data(), static_cast<int>(x.b.cols()), 1.0f, c.data(),
+        static_cast<int>(c.cols()));
+}
+
+/// Two threads call the BLAS at once, as two workers would, each on its own operands (the second
+/// thread's A doubled), in rounds that start together; a product counts as wrong when it differs
+/// from the same call made alone by more than rounding. A library whose calls share packing
+/// buffers without a lock (OpenBLAS built with USE_THREAD=0 and without USE_LOCKING) fails here.
+std::string concurrent_calls(CblasSgemm sgemm) {
+  constexpr int threads = 2;
+  constexpr int rounds = 500;
+  const Shape& s = shapes.front();  // the largest product, mlp_forward1
+  std::array<Operands, threads> x{random_operands(s), random_operands(s)};
+  x[1].a *= 2.0f;
+  std::array<Matrix, threads> alone;
+  for (int t = 0; t < threads; ++t) {
+    alone[t] = Matrix::Zero(s.m, s.n);
+    blas_product(sgemm, s, x[t], alone[t]);
+  }
+  int wrong = 0;
+#pragma omp parallel num_threads(threads) reduction(+ : wrong)
+  {
+    const int t = omp_get_thread_num();
+    Matrix c(s.m, s.n);
+    for (int round = 0; round < rounds; ++round) {
+      c.setZero();
+#pragma omp barrier
+      blas_product(sgemm, s, x[t], c);
+      const float error = (c - alone[t]).cwiseAbs().maxCoeff() / alone[t].cwiseAbs().maxCoeff();
+      if (!(error < 1e-4f)) ++wrong;
+    }
+  }
+  return "from 2 threads at once: " + std::to_string(wrong) + " of " + std::to_string(threads * rounds) +
+         " products wrong";
+}
+
 /// Opens the library once (kept open for the process's lifetime) and finds its cblas_sgemm.
 LoadedBlas load(const BlasLibrary& library) {
   LoadedBlas loaded;
@@ -228,18 +275,13 @@ LoadedBlas load(const BlasLibrary& library) {
     return loaded;
   }
   loaded.sgemm = reinterpret_cast<CblasSgemm>(dlsym(handle, "cblas_sgemm"));
-  if (loaded.sgemm == nullptr) loaded.error = std::string(library.name) + " (" + library.path + ") has no cblas_sgemm";
+  if (loaded.sgemm == nullptr) {
+    loaded.error = std::string(library.name) + " (" + library.path + ") has no cblas_sgemm";
+    return loaded;
+  }
   loaded.description = describe(handle);
+  loaded.concurrency = concurrent_calls(loaded.sgemm);
   return loaded;
-}
-
-/// C += op(A) · op(B) through cblas_sgemm: row-major, alpha = beta = 1.
-void blas_product(CblasSgemm sgemm, const Shape& s, const Operands& x, Matrix& c) {
-  const int trans_a = s.op == Op::tn ? cblas_trans : cblas_no_trans;
-  const int trans_b = s.op == Op::nt ? cblas_trans : cblas_no_trans;
-  sgemm(cblas_row_major, trans_a, trans_b, static_cast<int>(s.m), static_cast<int>(s.n), static_cast<int>(s.k), 1.0f,
-        x.a.data(), static_cast<int>(x.a.cols()), x.b.data(), static_cast<int>(x.b.cols()), 1.0f, c.data(),
-        static_cast<int>(c.cols()));
 }
 
 template <const BlasLibrary& Library>
@@ -249,7 +291,7 @@ void BM_ProductBlas(benchmark::State& state, const Shape& s) {
     state.SkipWithError(blas.error.c_str());
     return;
   }
-  state.SetLabel(blas.description);
+  state.SetLabel(blas.description + "; " + blas.concurrency);
   const Operands x = random_operands(s);
   Matrix check = Matrix::Zero(s.m, s.n);
   blas_product(blas.sgemm, s, x, check);

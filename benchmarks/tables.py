@@ -33,6 +33,19 @@ def load(path):
     return {name: {k: statistics.mean(row[k] for row in rows) for k in rows[0]} for name, rows in values.items()}
 
 
+def blas_labels(path):
+    """{backend: label} of the BLAS products: the library, its kernels and how its products fared
+    when two threads called it at once (bench_products.cpp), one label per backend."""
+    with open(path) as f:
+        runs = json.load(f)["benchmarks"]
+    labels = {}
+    for r in runs:
+        m = re.fullmatch(r"BM_Product<(Blis|OpenBlas)>/\w+", r.get("run_name", r["name"]))
+        if m and r.get("label"):
+            labels[m.group(1)] = r["label"]
+    return labels
+
+
 def find(results, pattern):
     """{threads or other numeric argument: result} of the runs whose name matches `pattern` (group 1: the key)."""
     out = {}
@@ -104,6 +117,9 @@ def main():
         def cell(v):
             return "—" if v is None else f"{fmt(v['seconds'] * 1e6)} ({fmt(peak and 100 * v['GFLOPS'] / peak)}%)"
         table(["product"] + backends, [[shape] + [cell(products[shape].get(b)) for b in backends] for shape in sorted(products)])
+        for backend, label in blas_labels(sys.argv[1]).items():
+            print(f"{backend}: {label}")
+        print()
 
     own = {m: v for m in ("Softmax", "Mlp") if (v := r.get(f"BM_TrainerOwnTime<{m}>/manual_time"))}
     if own:
