@@ -32,7 +32,7 @@ inline dptrain::DenseDataset<float, dptrain::Label> generated_fashion(dptrain::I
     for (dptrain::Index p = 0; p < pixels; ++p) prototypes(c, p) = uniform(rng) < 0.5f ? 0.2f : 0.6f;
   rng.seed(seed);
   std::normal_distribution<float> noise(0.0f, 0.35f);
-  dptrain::DenseDataset<float, dptrain::Label> data{dptrain::RowMatrix<float>(n, pixels),
+  dptrain::DenseDataset<float, dptrain::Label> data{dptrain::huge_page_matrix<float>(n, pixels),
                                                     dptrain::Vector<dptrain::Label>(n)};
   for (dptrain::Index i = 0; i < n; ++i) {
     const auto c = static_cast<dptrain::Label>(rng() % classes);

@@ -23,6 +23,7 @@
 
 #include "dptrain/data/dense_dataset.hpp"
 #include "dptrain/data/gather_asks.hpp"
+#include "dptrain/data/huge_pages.hpp"
 #include "dptrain/data/sparse_dataset.hpp"
 #include "dptrain/data/k_fold.hpp"
 #include "dptrain/data/min_max_scaler.hpp"

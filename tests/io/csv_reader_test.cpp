@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dptrain/io/csv_reader.hpp"
+#include "support/huge_pages.hpp"
 #include "support/temp_dir.hpp"
 
 using dptrain::CsvOptions;
@@ -410,4 +411,25 @@ TEST_CASE("read_csv: messages escape the bytes of a binary file and stay short",
   std::string ten_bytes;
   for (int i = 0; i < 10; ++i) ten_bytes += "\\x80";
   CHECK_THROWS_WITH((dptrain::read_csv<double, Label>(long_field)), Catch::EndsWith("found \"" + ten_bytes + "...\""));
+}
+
+TEST_CASE("read_csv: a large data set's features are read into 2 MiB pages where Linux offers them",
+          "[io][huge_pages]") {
+  // 1000 rows of 1100 features: 4.4 MB of floats, with at least one aligned 2 MiB page wholly inside.
+  constexpr int rows = 1000, features = 1100;
+  std::string text;
+  for (int i = 0; i < rows; ++i) {
+    for (int j = 0; j < features; ++j) text += std::to_string((i + j) % 10) + ",";
+    text += std::to_string(i % 3) + "\n";
+  }
+  test::TempDir dir("csv");
+  const auto data = dptrain::read_csv<float, Label>(dir.write("large.csv", text), {.header = false});
+  REQUIRE(data.size() == rows);
+  REQUIRE(data.dim() == features);
+  CHECK(data.features(999, 1099) == static_cast<float>((999 + 1099) % 10));
+  CHECK(data.targets[999] == 999 % 3);
+  if (test::transparent_huge_pages_available())
+    CHECK(test::huge_page_kib(data.features.data() + data.features.size() / 2) > 0);
+  else
+    WARN("transparent huge pages are off on this system: only the values are checked");
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dptrain/io/idx_reader.hpp"
+#include "support/huge_pages.hpp"
 #include "support/temp_dir.hpp"
 
 using dptrain::Index;
@@ -81,6 +82,19 @@ TEMPLATE_TEST_CASE("read_idx_images: plain and gzipped files read back exactly a
     }
   CHECK(x.minCoeff() >= TestType(0));
   CHECK(x.maxCoeff() <= TestType(1));
+}
+
+TEST_CASE("read_idx_images: a large image set is read into 2 MiB pages where Linux offers them", "[io][huge_pages]") {
+  // 2600 images of 28 × 28: 8 MB of floats, with at least 3 aligned 2 MiB pages wholly inside.
+  test::TempDir dir("idx");
+  const std::string path = write_plain(dir, "images", images_file(2600, 28, 28));
+  const dptrain::RowMatrix<float> x = dptrain::read_idx_images<float>(path);
+  REQUIRE(x.rows() == 2600);
+  CHECK(x(2599, 783) == static_cast<float>((7 * (2600u * 784 - 1) + 3) % 256) / 255.0f);
+  if (test::transparent_huge_pages_available())
+    CHECK(test::huge_page_kib(x.data() + x.size() / 2) > 0);
+  else
+    WARN("transparent huge pages are off on this system: only the values are checked");
 }
 
 TEST_CASE("read_idx_labels: plain and gzipped files read back exactly", "[io]") {

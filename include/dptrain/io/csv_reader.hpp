@@ -14,6 +14,7 @@
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/data/dense_dataset.hpp"
+#include "dptrain/data/huge_pages.hpp"
 #include "dptrain/detail/gzip_input.hpp"
 
 namespace dptrain {
@@ -339,8 +340,9 @@ template <class Scalar, class Target = Scalar>
                       "expected data rows after the header, found none");
 
   const auto rows = static_cast<Index>(targets.size());
-  DenseDataset<Scalar, Target> data{Eigen::Map<const RowMatrix<Scalar>>(features.data(), rows, columns - 1),
+  DenseDataset<Scalar, Target> data{huge_page_matrix<Scalar>(rows, columns - 1),
                                     Eigen::Map<const Vector<Target>>(targets.data(), rows)};
+  data.features = Eigen::Map<const RowMatrix<Scalar>>(features.data(), rows, columns - 1);
   return data;
 }
 

@@ -14,6 +14,7 @@
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/data/dense_dataset.hpp"
+#include "dptrain/data/huge_pages.hpp"
 #include "dptrain/detail/gzip_input.hpp"
 
 namespace dptrain {
@@ -177,7 +178,8 @@ template <class Scalar>
   const detail::idx::Images images = detail::idx::read_images_bytes(path);
   using Bytes = Eigen::Matrix<unsigned char, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
   const Eigen::Map<const Bytes> bytes(images.pixels.data(), images.count, images.pixels_per_image);
-  RowMatrix<Scalar> features = bytes.template cast<Scalar>() / Scalar(255);
+  RowMatrix<Scalar> features = huge_page_matrix<Scalar>(images.count, images.pixels_per_image);
+  features = bytes.template cast<Scalar>() / Scalar(255);
   return features;
 }
 
