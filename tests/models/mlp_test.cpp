@@ -109,17 +109,22 @@ TEMPLATE_TEST_CASE("Mlp: with one weight layer it is SoftmaxRegression", "[model
   TestType mlp_loss = 0, softmax_loss = 0;
   const Vector<TestType> mlp_grad = dptrain::test::summed_gradient(mlp, theta, {x, y}, &mlp_loss);
   const Vector<TestType> softmax_grad = dptrain::test::summed_gradient(softmax, theta, {x, y}, &softmax_loss);
-  // Same function, different kernels (Eigen's GEMM here, register tiles in SoftmaxRegression):
+  // Same function on the same register tiles, but SoftmaxRegression takes its rows in blocks:
   // equal up to the order of the sums.
   const double tol = 10 * Tolerance<TestType>::relative;
   CHECK(mlp_loss == Approx(softmax_loss).epsilon(tol));
   CHECK(mlp_grad.isApprox(softmax_grad, static_cast<TestType>(tol)));
 }
 
+// Output layers of a few classes run on the narrow kernels, wider ones on Eigen's GEMM: both.
+constexpr Index wide_top = dptrain::detail::narrow::max_columns + 1;
+
 TEMPLATE_TEST_CASE("Mlp: the loss of a 3-layer network matches a naive reference", "[models]", float, double) {
-  const Mlp<TestType> model({4, 6, 5, 3});
+  const Index classes = GENERATE(Index{3}, wide_top);
+  INFO(classes << " classes");
+  const Mlp<TestType> model({4, 6, 5, classes});
   const RowMatrix<TestType> x = dptrain::test::random_features<TestType>(10, 4, 121);
-  const Vector<Label> y = dptrain::test::random_labels(10, 3, 122);
+  const Vector<Label> y = dptrain::test::random_labels(10, classes, 122);
   const Vector<TestType> theta = dptrain::test::random_vector<TestType>(model.num_parameters(), 1.0, 123);
   double closest = 0;
   const double expected = reference_loss(model, x, y, theta, closest);
@@ -129,9 +134,11 @@ TEMPLATE_TEST_CASE("Mlp: the loss of a 3-layer network matches a naive reference
 
 TEMPLATE_TEST_CASE("Mlp: backpropagation through 2 hidden layers matches finite differences", "[models]", float,
                    double) {
-  const Mlp<TestType> model({5, 7, 6, 3});
+  const Index classes = GENERATE(Index{3}, wide_top);
+  INFO(classes << " classes");
+  const Mlp<TestType> model({5, 7, 6, classes});
   const RowMatrix<TestType> x = dptrain::test::random_features<TestType>(8, 5, 131);
-  const Vector<Label> y = dptrain::test::random_labels(8, 3, 132);
+  const Vector<Label> y = dptrain::test::random_labels(8, classes, 132);
   // Central differences are only valid where the loss is smooth: no hidden pre-activation may be
   // within reach of a step of ReLU's kink (h·|input| ≤ 5e-3 · 3 for float, |θ| < 1). Take the
   // first seed whose θ keeps every pre-activation 0.02 away from it: deterministic, like the data.
@@ -165,6 +172,25 @@ TEMPLATE_TEST_CASE("Mlp: bad calls throw invalid_argument", "[models]", float, d
   const RowMatrix<TestType> x = dptrain::test::random_features<TestType>(3, 2, 161);
   const Vector<Label> y{{0, 3, 1}};
   dptrain::test::require_bad_calls_throw(model, model.init_parameters(), {x, y});
+}
+
+TEST_CASE("Mlp: a workspace made for another network is refused, not overrun", "[models]") {
+  // Same inputs, rows and classes; the narrow kernels would write a 3 × 8 ∇Wᵀ into a 3 × 5 buffer.
+  const Mlp<float> model({4, 8, 3});
+  auto other = Mlp<float>({4, 5, 3}).make_workspace(6);
+  auto fewer_layers = Mlp<float>({4, 3}).make_workspace(6);
+  const RowMatrix<float> x = dptrain::test::random_features<float>(6, 4, 165);
+  const Vector<Label> y = dptrain::test::random_labels(6, 3, 166);
+  const Vector<float> theta = model.init_parameters(167);
+  Vector<float> grad = Vector<float>::Zero(model.num_parameters());
+  Vector<Label> predicted(6);
+  for (auto* ws : {&other, &fewer_layers}) {
+    CHECK_THROWS_WITH(model.loss_and_gradient(theta, {x, y}, grad, *ws), Catch::Contains("another model"));
+    CHECK_THROWS_WITH(model.loss(theta, {x, y}, *ws), Catch::Contains("another model"));
+    CHECK_THROWS_WITH(model.predict(theta, {x, y}, predicted, *ws), Catch::Contains("another model"));
+  }
+  auto own = model.make_workspace(6);
+  CHECK_NOTHROW(model.loss_and_gradient(theta, {x, y}, grad, own));
 }
 
 TEMPLATE_TEST_CASE("Mlp: validate names a wrong feature count and an out-of-range label", "[models]", float, double) {

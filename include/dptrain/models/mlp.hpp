@@ -16,6 +16,7 @@
 #include "dptrain/core/types.hpp"
 #include "dptrain/detail/gemm.hpp"
 #include "dptrain/detail/model_support.hpp"
+#include "dptrain/detail/narrow_product.hpp"
 
 namespace dptrain {
 
@@ -36,9 +37,11 @@ namespace dptrain {
  *
  * For a batch of m rows, each layer costs one matrix product forward and one or two backward
  * (the δ of the first layer's inputs is never formed), all into the workspace: the layer
- * outputs (m × n_l for l ≥ 1) and one scratch matrix (m × the widest hidden layer). All
- * methods are const and thread-safe; concurrent calls need distinct workspaces and
- * gradient buffers.
+ * outputs (m × n_l for l ≥ 1) and one scratch matrix (m × the widest hidden layer). The
+ * products run on Eigen's GEMM, except the output layer's two with at most
+ * detail::narrow::max_columns classes, which run on the register tiles of SoftmaxRegression
+ * (Eigen's GEMM is at its slowest on 10 columns). All methods are const and thread-safe;
+ * concurrent calls need distinct workspaces and gradient buffers.
  *
  * @tparam Scalar float or double.
  *
@@ -65,6 +68,8 @@ class Mlp {
     /// overwritten by the backward pass with ∂ℓ/∂(layer l + 1's pre-activation).
     std::vector<RowMatrix<Scalar>> activations;
     RowMatrix<Scalar> scratch;           ///< max_rows × (widest hidden layer): δ before the ReLU mask
+    RowMatrix<Scalar> top_weights_t;     ///< W_{L−1}ᵀ (n_L × n_{L−1}), class-major, for the narrow kernels
+    RowMatrix<Scalar> top_gradient_t;    ///< the call's ∇W_{L−1}ᵀ (n_L × n_{L−1}), for the narrow kernels
     detail::gemm::Buffers<Scalar> gemm;  ///< packing buffers of all the matrix products
     /// Blocking of layer l's products: forward a_l W_l, weights a_lᵀ δ, backward δ W_lᵀ.
     struct LayerPlans {
@@ -136,9 +141,15 @@ class Mlp {
     for (Index l = 0; l < layers(); ++l) {
       const Index in = width(l), out = width(l + 1);
       typename Workspace::LayerPlans& plans = ws.plans[static_cast<std::size_t>(l)];
-      plans.forward = ws.gemm.reserve(max_rows, out, in);
-      plans.weights = ws.gemm.reserve(in, out, max_rows);
+      if (!narrow_layer(l)) {
+        plans.forward = ws.gemm.reserve(max_rows, out, in);
+        plans.weights = ws.gemm.reserve(in, out, max_rows);
+      }
       if (l > 0) plans.backward = ws.gemm.reserve(max_rows, in, out);
+    }
+    if (narrow_layer(layers() - 1)) {
+      ws.top_weights_t.resize(classes(), width(layers() - 1));
+      ws.top_gradient_t.resize(classes(), width(layers() - 1));
     }
     return ws;
   }
@@ -164,12 +175,22 @@ class Mlp {
       Eigen::Map<RowMatrix<Scalar>> grad_w(grad.data() + weights_offset(l), in, out);
       Eigen::Map<RowVector> grad_b(grad.data() + bias_offset(l), out);
       grad_b += delta.colwise().sum();
-      if (l == 0) {
+      if (narrow_layer(l)) {
+        const Scalar* in_data = l == 0 ? batch.features.data() : output(ws, l - 1, m).data();
+        const Index in_stride = l == 0 ? batch.features.outerStride() : in;
+        ws.top_gradient_t.setZero();
+        detail::narrow::with_columns(out, [&](auto k) {
+          constexpr int K = decltype(k)::value;
+          detail::narrow::add_gradient<K>(in_data, in_stride, m, in, delta.data(), K, ws.top_gradient_t.data(), in);
+          detail::narrow::add_transposed<K>(ws.top_gradient_t.data(), in, in, grad_w.data());
+        });
+      } else if (l == 0) {
         detail::gemm::add_transposed_product<Scalar>(grad_w, batch.features, delta, plans.weights, ws.gemm);
-        break;
+      } else {
+        detail::gemm::add_transposed_product<Scalar>(grad_w, output(ws, l - 1, m), delta, plans.weights, ws.gemm);
       }
+      if (l == 0) break;
       Eigen::Map<RowMatrix<Scalar>> a = output(ws, l - 1, m);  // ReLU output of layer l
-      detail::gemm::add_transposed_product<Scalar>(grad_w, a, delta, plans.weights, ws.gemm);
       const Eigen::Map<const RowMatrix<Scalar>> w(theta.data() + weights_offset(l), in, out);
       Eigen::Map<RowMatrix<Scalar>> back(ws.scratch.data(), m, in);
       back.setZero();
@@ -203,6 +224,7 @@ class Mlp {
     detail::models::check_call("Mlp", num_parameters(), theta.size(), num_parameters(), inputs(), m,
                                batch.features.cols(), m, capacity);
     detail::models::check_prediction_size("Mlp", m, out.size());
+    check_workspace(ws);
     if (m == 0) return;
     forward(theta.data(), batch.features, m, ws);
     detail::models::argmax_rows<Scalar>(output(ws, layers() - 1, m), out);
@@ -270,6 +292,25 @@ class Mlp {
     const Index capacity = ws.activations.empty() ? 0 : ws.activations.front().rows();
     detail::models::check_call("Mlp", num_parameters(), theta.size(), grad_size, inputs(), batch.size(),
                                batch.features.cols(), batch.targets.size(), capacity);
+    check_workspace(ws);
+  }
+
+  // The narrow kernels write ws.top_gradient_t through raw pointers: a workspace of another shape
+  // would be overrun, not resized.
+  void check_workspace(const Workspace& ws) const {
+    const Index k = classes(), below = width(layers() - 1);
+    const bool fits =
+        ws.activations.size() == static_cast<std::size_t>(layers()) &&
+        (!narrow_layer(layers() - 1) || (ws.top_weights_t.rows() == k && ws.top_weights_t.cols() == below &&
+                                         ws.top_gradient_t.rows() == k && ws.top_gradient_t.cols() == below));
+    if (!fits)
+      throw invalid_argument(
+          "dptrain::Mlp: the workspace was made for another model; use this model's make_workspace()");
+  }
+
+  // Whether layer l's products run on the narrow kernels: the output layer, with few classes.
+  [[nodiscard]] bool narrow_layer(Index l) const noexcept {
+    return l + 1 == layers() && classes() <= detail::narrow::max_columns;
   }
 
   // a_{l+1} = ReLU(a_l W_l + 1 b_lᵀ) for hidden layers, z = a_{L−1} W_{L−1} + 1 b_{L−1}ᵀ at the top.
@@ -281,10 +322,19 @@ class Mlp {
       Eigen::Map<RowMatrix<Scalar>> z = output(ws, l, m);
       const detail::gemm::Plan& plan = ws.plans[static_cast<std::size_t>(l)].forward;
       z.rowwise() = b;  // the product accumulates onto the bias
-      if (l == 0)
+      if (narrow_layer(l)) {
+        const Scalar* in_data = l == 0 ? x.data() : output(ws, l - 1, m).data();
+        const Index in_stride = l == 0 ? x.outerStride() : in;
+        detail::narrow::with_columns(out, [&](auto k) {
+          constexpr int K = decltype(k)::value;
+          detail::narrow::transpose_to_class_major<K>(w.data(), in, ws.top_weights_t.data(), in);
+          detail::narrow::add_scores<K>(in_data, in_stride, m, in, ws.top_weights_t.data(), in, z.data(), K);
+        });
+      } else if (l == 0) {
         detail::gemm::add_product<Scalar>(z, x, w, plan, ws.gemm);
-      else
+      } else {
         detail::gemm::add_product<Scalar>(z, output(ws, l - 1, m), w, plan, ws.gemm);
+      }
       if (l + 1 < layers()) z = z.cwiseMax(Scalar(0));
     }
   }
