@@ -27,8 +27,9 @@ namespace detail {
 inline constexpr std::size_t huge_page_bytes = std::size_t{2} << 20;
 
 /// Advises Linux to back the 2 MiB pages that lie wholly inside [data, data + bytes) with huge
-/// pages when they are first written. True when there was such a page and the kernel took the
-/// advice; false elsewhere (other systems, transparent huge pages off, a smaller range).
+/// pages when they are first written. True when there was such a page and the kernel accepted the
+/// advice (it may still use small pages: with transparent huge pages off, or no free 2 MiB page);
+/// false on other systems and for a range without a whole 2 MiB page.
 inline bool advise_huge_pages(void* data, std::size_t bytes) noexcept {
 #if defined(__linux__) && defined(MADV_HUGEPAGE)
   const auto begin = reinterpret_cast<std::uintptr_t>(data);
@@ -51,7 +52,7 @@ inline bool advise_huge_pages(void* data, std::size_t bytes) noexcept {
  *
  * The readers (read_idx, read_csv) allocate their features this way. The values and the training
  * results are the same either way; only the gather of shuffled rows gets faster (Fashion-MNIST on
- * a Zen 2 VM: 256 shuffled rows in 66 µs instead of 86, benchmarks/RESULTS.md). Elsewhere, or with
+ * a Zen 2 VM: 256 shuffled rows in 69 µs instead of 90, benchmarks/RESULTS.md). Elsewhere, or with
  * transparent huge pages turned off, it is a plain matrix.
  *
  * @code

@@ -175,19 +175,17 @@ class Mlp {
       Eigen::Map<RowMatrix<Scalar>> grad_w(grad.data() + weights_offset(l), in, out);
       Eigen::Map<RowVector> grad_b(grad.data() + bias_offset(l), out);
       grad_b += delta.colwise().sum();
+      const Eigen::Ref<const RowMatrix<Scalar>> a_in = input(batch.features, ws, l, m);
       if (narrow_layer(l)) {
-        const Scalar* in_data = l == 0 ? batch.features.data() : output(ws, l - 1, m).data();
-        const Index in_stride = l == 0 ? batch.features.outerStride() : in;
         ws.top_gradient_t.setZero();
         detail::narrow::with_columns(out, [&](auto k) {
           constexpr int K = decltype(k)::value;
-          detail::narrow::add_gradient<K>(in_data, in_stride, m, in, delta.data(), K, ws.top_gradient_t.data(), in);
+          detail::narrow::add_gradient<K>(a_in.data(), a_in.outerStride(), m, in, delta.data(), K,
+                                          ws.top_gradient_t.data(), in);
           detail::narrow::add_transposed<K>(ws.top_gradient_t.data(), in, in, grad_w.data());
         });
-      } else if (l == 0) {
-        detail::gemm::add_transposed_product<Scalar>(grad_w, batch.features, delta, plans.weights, ws.gemm);
       } else {
-        detail::gemm::add_transposed_product<Scalar>(grad_w, output(ws, l - 1, m), delta, plans.weights, ws.gemm);
+        detail::gemm::add_transposed_product<Scalar>(grad_w, a_in, delta, plans.weights, ws.gemm);
       }
       if (l == 0) break;
       Eigen::Map<RowMatrix<Scalar>> a = output(ws, l - 1, m);  // ReLU output of layer l
@@ -288,6 +286,13 @@ class Mlp {
     return {ws.activations[static_cast<std::size_t>(l)].data(), m, width(l + 1)};
   }
 
+  // Layer l's input, m rows: the batch's features x for the first layer, else layer l − 1's output.
+  [[nodiscard]] Eigen::Ref<const RowMatrix<Scalar>> input(const Eigen::Ref<const RowMatrix<Scalar>>& x, Workspace& ws,
+                                                          Index l, Index m) const {
+    if (l == 0) return x;
+    return output(ws, l - 1, m);
+  }
+
   void check(const ConstVectorRef<Scalar>& theta, Index grad_size, const batch_type& batch, const Workspace& ws) const {
     const Index capacity = ws.activations.empty() ? 0 : ws.activations.front().rows();
     detail::models::check_call("Mlp", num_parameters(), theta.size(), grad_size, inputs(), batch.size(),
@@ -322,18 +327,16 @@ class Mlp {
       Eigen::Map<RowMatrix<Scalar>> z = output(ws, l, m);
       const detail::gemm::Plan& plan = ws.plans[static_cast<std::size_t>(l)].forward;
       z.rowwise() = b;  // the product accumulates onto the bias
+      const Eigen::Ref<const RowMatrix<Scalar>> a_in = input(x, ws, l, m);
       if (narrow_layer(l)) {
-        const Scalar* in_data = l == 0 ? x.data() : output(ws, l - 1, m).data();
-        const Index in_stride = l == 0 ? x.outerStride() : in;
         detail::narrow::with_columns(out, [&](auto k) {
           constexpr int K = decltype(k)::value;
           detail::narrow::transpose_to_class_major<K>(w.data(), in, ws.top_weights_t.data(), in);
-          detail::narrow::add_scores<K>(in_data, in_stride, m, in, ws.top_weights_t.data(), in, z.data(), K);
+          detail::narrow::add_scores<K>(a_in.data(), a_in.outerStride(), m, in, ws.top_weights_t.data(), in, z.data(),
+                                        K);
         });
-      } else if (l == 0) {
-        detail::gemm::add_product<Scalar>(z, x, w, plan, ws.gemm);
       } else {
-        detail::gemm::add_product<Scalar>(z, output(ws, l - 1, m), w, plan, ws.gemm);
+        detail::gemm::add_product<Scalar>(z, a_in, w, plan, ws.gemm);
       }
       if (l + 1 < layers()) z = z.cwiseMax(Scalar(0));
     }
