@@ -23,8 +23,8 @@ namespace dptrain {
  * Shuffled rows of a data set larger than the caches each start with a memory latency that the
  * hardware prefetcher cannot foresee, so the gather asks for the lines of the next rows as it
  * copies. How many rows pays off belongs to the memory system, which the compiler does not see:
- * for 256 Fashion-MNIST rows, four rows took 25.4 µs on a Zen 5 core against 28.3–28.8 for two,
- * and on a Zen 2 core 104.5 µs against 86–87 for two (benchmarks/RESULTS.md, sessions 14 and 15).
+ * for 256 Fashion-MNIST rows, four rows took 25.4 µs on an AMD EPYC Zen 5 core against 28.3–28.8
+ * for two, and on a Zen 2 core 104.5 µs against 86–87 for two (benchmarks/RESULTS.md, sessions 14 and 15).
  * So each candidate is timed on `trials` calls of at least `min_rows` rows, taken in turn so that
  * a slow minute of a shared machine falls on all of them, and the fastest per row is kept. The
  * choice changes only when rows are read, never what is copied.

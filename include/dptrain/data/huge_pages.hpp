@@ -8,7 +8,7 @@
 // memory with them ("transparent huge pages") where the program asks for it with madvise, the
 // default of Debian's kernels, and only for memory not written yet: so the advice comes when the
 // storage is allocated, before it is filled. (Collapsing filled memory, MADV_COLLAPSE, took 226 ms
-// for Fashion-MNIST on a Zen 2 VM: more than it saves in a short training run.)
+// for Fashion-MNIST on an AMD EPYC Zen 2 VM: more than it saves in a short training run.)
 #pragma once
 
 #include <cstddef>
@@ -52,7 +52,7 @@ inline bool advise_huge_pages(void* data, std::size_t bytes) noexcept {
  *
  * The readers (read_idx, read_csv) allocate their features this way. The values and the training
  * results are the same either way; only the gather of shuffled rows gets faster (Fashion-MNIST on
- * a Zen 2 VM: 256 shuffled rows in 69 µs instead of 90, benchmarks/RESULTS.md). Elsewhere, or with
+ * an AMD EPYC Zen 2 VM: 256 shuffled rows in 69 µs instead of 90, benchmarks/RESULTS.md). Elsewhere, or with
  * transparent huge pages turned off, it is a plain matrix.
  *
  * @code

@@ -217,8 +217,8 @@ EIGEN_ALWAYS_INLINE void for_each_group(Fn&& fn) {
 }
 
 /// Z (m × C, row-major, stride ldz) += X (m × d, stride ldx) · (Wᵀ)ᵀ, Wᵀ C × d with stride ldw.
-/// One group of columns at a time, so that its rows of Wᵀ stay in L1 over all of X's rows (on a
-/// Zen 2 core, each tile of rows for every group in turn was slower: 48.0 against 46.7 µs).
+/// One group of columns at a time, so that its rows of Wᵀ stay in L1 over all of X's rows (on an
+/// AMD EPYC Zen 2 core, each tile of rows for every group in turn was slower: 48.0 against 46.7 µs).
 template <int C, class Scalar>
 void add_scores(const Scalar* x, Index ldx, Index m, Index d, const Scalar* wt, Index ldw, Scalar* z, Index ldz) {
   for_each_group<C>([&]<int First, int G>() {
