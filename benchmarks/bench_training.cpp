@@ -41,6 +41,12 @@ const Data& fashion_train() {
   return data.train;
 }
 
+// The same samples with their pixels kept as bytes (dptrain::ByteDataset).
+const examples::FashionMnistBytes::Data& fashion_train_bytes() {
+  static const examples::FashionMnistBytes data = examples::load_fashion_mnist_bytes();
+  return data.train;
+}
+
 double seconds(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double>(b - a).count();
 }
@@ -176,6 +182,26 @@ void BM_ShuffledRows(benchmark::State& state) {
   state.counters["GBps"] = giga_per_second(static_cast<double>(batch_size * lines * 16 * Index{sizeof(float)}));
   if (copy) state.counters["rows_ahead"] = buffer.asks.rows_ahead();
 }
+// One step's 256 shuffled rows of the byte data set, expanded to floats as a worker reads them
+// (ByteDataset::gather, the asks chosen by timing): against BM_ShuffledRows/read_only:0/asks:0,
+// what keeping the pixels as bytes saves.
+void BM_ShuffledBytes(benchmark::State& state) {
+  const auto& data = fashion_train_bytes();
+  std::vector<Index> order(static_cast<std::size_t>(data.size()));
+  std::iota(order.begin(), order.end(), Index{0});
+  std::shuffle(order.begin(), order.end(), std::mt19937_64(1));
+  auto buffer = data.make_buffer(batch_size);
+  std::size_t first = 0;
+  for (auto _ : state) {
+    if (first + batch_size > order.size()) first = 0;
+    benchmark::DoNotOptimize(data.gather({order.data() + first, batch_size}, buffer).features.data());
+    benchmark::ClobberMemory();
+    first += batch_size;
+  }
+  state.counters["rows_ahead"] = buffer.asks.rows_ahead();
+}
+BENCHMARK(BM_ShuffledBytes)->Unit(benchmark::kMicrosecond);
+
 BENCHMARK(BM_ShuffledRows)
     ->ArgNames({"read_only", "asks"})
     ->Args({0, 0})
@@ -193,9 +219,8 @@ BENCHMARK(BM_ShuffledRows)
 // the default even split, or with the split that follows each core's measured speed. The first
 // epoch of the fit() warms caches and page tables (and lets the balancing split settle) and is
 // not reported: with few iterations per repetition it would weigh on the mean.
-template <class Spec, class Partitioner = dptrain::EvenPartitioner>
-void BM_TrainerEpoch(benchmark::State& state) {
-  const Data& data = fashion_train();
+template <class Spec, class Partitioner, class D>
+void run_epochs(benchmark::State& state, const D& data) {
   const typename Spec::Model model = Spec::make();
   dptrain::Vector<float> theta = model.init_parameters(1);
   const Index epochs = state.max_iterations + 1;
@@ -211,6 +236,18 @@ void BM_TrainerEpoch(benchmark::State& state) {
   std::size_t epoch = 1;
   for (auto _ : state) state.SetIterationTime(clock.epochs[epoch++]);
   count_samples(state, static_cast<double>(data.size()));
+}
+
+template <class Spec, class Partitioner = dptrain::EvenPartitioner>
+void BM_TrainerEpoch(benchmark::State& state) {
+  run_epochs<Spec, Partitioner>(state, fashion_train());
+}
+
+// The same epoch with the pixels kept as bytes (ByteDataset): a quarter of the bytes read per
+// shuffled batch.
+template <class Spec>
+void BM_TrainerEpochBytes(benchmark::State& state) {
+  run_epochs<Spec, dptrain::EvenPartitioner>(state, fashion_train_bytes());
 }
 
 // --- references: the same epoch without the trainer -------------------------------------------------
@@ -366,6 +403,8 @@ BENCHMARK_TEMPLATE(BM_TrainerOwnTime, Softmax)->UseManualTime()->Unit(benchmark:
 BENCHMARK_TEMPLATE(BM_TrainerOwnTime, Mlp)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_TrainerEpoch, Softmax)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_TrainerEpoch, Mlp)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_TrainerEpochBytes, Softmax)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_TrainerEpochBytes, Mlp)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE2(BM_TrainerEpoch, Softmax, dptrain::BalancingPartitioner)
     ->Apply(threads_arg)
     ->UseManualTime()

@@ -22,25 +22,28 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-def dptrain_epoch(binary, model, threads):
-    """Median seconds per epoch of BM_TrainerEpoch<Model>/threads:T over 3 repetitions."""
+def dptrain_epoch(binary, model, threads, as_bytes):
+    """Median seconds per epoch of BM_TrainerEpoch<Model>/threads:T (BM_TrainerEpochBytes: as_bytes) over 3 repetitions."""
+    name = f"BM_TrainerEpoch{'Bytes' if as_bytes else ''}<{model}>/threads:{threads}"
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        subprocess.run([binary, f"--benchmark_filter=^BM_TrainerEpoch<{model}>/threads:{threads}/",
+        subprocess.run([binary, f"--benchmark_filter=^{name}/",
                         "--benchmark_repetitions=3", "--benchmark_min_time=1",
                         f"--benchmark_out={out.name}", "--benchmark_out_format=json"],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                        env=dict(os.environ, OMP_PROC_BIND="close", OMP_PLACES="cores"))
         runs = [b for b in json.load(open(out.name))["benchmarks"] if b.get("run_type") == "iteration"]
     if not runs:
-        sys.exit(f"interleaved.py: no BM_TrainerEpoch<{model}>/threads:{threads} in {binary}")
+        sys.exit(f"interleaved.py: no {name} in {binary}")
     scale = {"ms": 1e-3, "us": 1e-6, "ns": 1e-9, "s": 1.0}
     return statistics.median(b["real_time"] * scale[b["time_unit"]] for b in runs)
 
 
-def pytorch_epoch(model, threads):
+def pytorch_epoch(model, threads, as_bytes):
     """Median seconds per epoch of run_pytorch.sh, 5 epochs."""
-    result = subprocess.run([os.path.join(HERE, "run_pytorch.sh")], check=True, capture_output=True, text=True,
-                            env=dict(os.environ, MODELS=model.lower(), THREADS=str(threads), EPOCHS="5"))
+    env = dict(os.environ, MODELS=model.lower(), THREADS=str(threads), EPOCHS="5")
+    if as_bytes:
+        env["BYTES"] = "1"
+    result = subprocess.run([os.path.join(HERE, "run_pytorch.sh")], check=True, capture_output=True, text=True, env=env)
     return json.loads(result.stdout.strip().splitlines()[-1])["median_epoch_seconds"]
 
 
@@ -50,13 +53,15 @@ def main():
     p.add_argument("--model", choices=["softmax", "mlp"], default="softmax")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--rounds", type=int, default=5)
+    p.add_argument("--bytes", action="store_true",
+                   help="both keep the pixels as bytes: BM_TrainerEpochBytes against pytorch_fmnist.py --bytes")
     args = p.parse_args()
     model = {"softmax": "Softmax", "mlp": "Mlp"}[args.model]
     ratios = []
-    print(f"{model}, {args.threads} thread(s): round, dptrain ms/epoch, PyTorch ms/epoch, PyTorch / dptrain")
+    print(f"{model}{', pixels as bytes' if args.bytes else ''}, {args.threads} thread(s): round, dptrain ms/epoch, PyTorch ms/epoch, PyTorch / dptrain")
     for r in range(1, args.rounds + 1):
-        ours = dptrain_epoch(args.binary, model, args.threads)
-        theirs = pytorch_epoch(args.model, args.threads)
+        ours = dptrain_epoch(args.binary, model, args.threads, args.bytes)
+        theirs = pytorch_epoch(args.model, args.threads, args.bytes)
         ratios.append(theirs / ours)
         print(f"{r} {ours * 1e3:.1f} {theirs * 1e3:.1f} {ratios[-1]:.2f}", flush=True)
     print(f"median ratio {statistics.median(ratios):.2f} (min {min(ratios):.2f}, max {max(ratios):.2f})")

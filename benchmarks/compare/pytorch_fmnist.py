@@ -55,17 +55,21 @@ def find(directory, stem):
     return None
 
 
-def load_fashion_mnist(directory):
-    """(x_train, y_train, x_test, y_test, description); pixels scaled to [0, 1] as dptrain's read_idx does."""
+def load_fashion_mnist(directory, as_bytes=False):
+    """(x_train, y_train, x_test, y_test, description); pixels scaled to [0, 1] as dptrain's read_idx does,
+    or with as_bytes the training pixels kept as uint8 (as dptrain's read_idx_bytes), scaled per batch."""
     stems = ["train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"]
     paths = [find(directory, s) for s in stems]
     if all(paths):
         xtr, ytr, xte, yte = (read_idx(p) for p in paths)
         to_x = lambda a: torch.from_numpy(a.reshape(a.shape[0], -1).astype(np.float32) / 255.0)
         to_y = lambda a: torch.from_numpy(a.astype(np.int64))
-        return to_x(xtr), to_y(ytr), to_x(xte), to_y(yte), f"Fashion-MNIST from {directory}"
+        train_x = torch.from_numpy(xtr.reshape(xtr.shape[0], -1).copy()) if as_bytes else to_x(xtr)
+        return train_x, to_y(ytr), to_x(xte), to_y(yte), f"Fashion-MNIST from {directory}"
     xtr, ytr = generated(60000, 1)
     xte, yte = generated(10000, 2)
+    if as_bytes:
+        xtr = (xtr * 255.0).round().to(torch.uint8)
     return xtr, ytr, xte, yte, "generated, Fashion-MNIST's shape (IDX files not found)"
 
 
@@ -112,6 +116,8 @@ def train(args, x, y):
         for first in range(0, n, args.batch):
             rows = order[first : first + args.batch]
             xb, yb = x[rows], y[rows]  # gathered, as dptrain's workers gather shuffled rows
+            if xb.dtype == torch.uint8:
+                xb = xb.to(torch.float32).mul_(1.0 / 255.0)  # --bytes: as dptrain's ByteDataset reads them
             optimizer.zero_grad(set_to_none=True)
             loss_fn(model(xb), yb).backward()
             optimizer.step()
@@ -171,6 +177,8 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--data", default=DEFAULT_DATA, help="directory of the four IDX files")
     p.add_argument("--json", action="store_true", help="print one JSON line instead of text")
+    p.add_argument("--bytes", action="store_true",
+                   help="keep the training pixels as uint8 and scale each batch (as dptrain's ByteDataset)")
     p.add_argument("--ddp", type=int, default=0, help="DistributedDataParallel over this many processes (gloo)")
     p.add_argument("--port", type=int, default=29517, help="--ddp: the rendezvous port on 127.0.0.1")
     args = p.parse_args()
@@ -185,7 +193,7 @@ def main():
     else:
         torch.set_num_threads(args.threads)
         torch.set_num_interop_threads(1)  # one training loop: no inter-op parallelism to exploit
-        x, y, x_test, y_test, source = load_fashion_mnist(args.data)
+        x, y, x_test, y_test, source = load_fashion_mnist(args.data, args.bytes)
         x, y = x[: args.samples].contiguous(), y[: args.samples].contiguous()
         model, times = train(args, x, y)
         with torch.no_grad():
@@ -203,7 +211,7 @@ def main():
         "median_epoch_seconds": median,
         "samples_per_second": samples / median,
         "test_accuracy": accuracy,
-        "data": source,
+        "data": source + (", pixels as bytes" if args.bytes else ""),
         "torch": torch.__version__,
         "blas": loaded_blas(),
         "openblas_coretype": os.environ.get("OPENBLAS_CORETYPE", ""),

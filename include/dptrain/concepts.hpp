@@ -181,21 +181,30 @@ concept Predictor = Model<M> &&
  * @brief A data set the trainer can draw batches of type `Batch` from.
  *
  * @par Requirements
- * `size()`, `validate()`, `rows(begin, count)` (zero-copy), `make_buffer(max_rows)` and
- * `gather(std::span<const Index>, Buffer&)` (copy shuffled rows into a per-worker buffer).
+ * `size()`, `validate()`, `make_buffer(max_rows)`, `gather(std::span<const Index>, Buffer&)`
+ * (copy shuffled rows into a per-worker buffer), and contiguous rows either as a view,
+ * `rows(begin, count)`, or copied into a buffer, `rows(begin, count, buffer)` (a data set whose
+ * storage is not the batch's, as ByteDataset's bytes).
  *
  * @code
  * static_assert(dptrain::DatasetOf<dptrain::DenseDataset<double>, dptrain::DenseBatch<double, double>>);
+ * static_assert(dptrain::DatasetOf<dptrain::ByteDataset<float>, dptrain::DenseBatch<float, float>>);
  * @endcode
  */
 template <class D, class Batch>
 concept DatasetOf = requires(const D& d, Index i, std::span<const Index> rows, typename D::Buffer& buffer) {
   { d.size() } -> std::convertible_to<Index>;
   d.validate();
-  { d.rows(i, i) } -> std::same_as<Batch>;
   { d.make_buffer(i) } -> std::same_as<typename D::Buffer>;
   { d.gather(rows, buffer) } -> std::same_as<Batch>;
-};
+}
+&&(
+    requires(const D& d, Index i) {
+      { d.rows(i, i) } -> std::same_as<Batch>;
+    } ||
+    requires(const D& d, Index i, typename D::Buffer& buffer) {
+      { d.rows(i, i, buffer) } -> std::same_as<Batch>;
+    });
 
 // ---------------------------------------------------------------------------------------------
 // Worker

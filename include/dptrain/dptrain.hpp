@@ -21,6 +21,7 @@
 #include "dptrain/core/update_slice.hpp"
 #include "dptrain/core/version.hpp"
 
+#include "dptrain/data/byte_dataset.hpp"
 #include "dptrain/data/dense_dataset.hpp"
 #include "dptrain/data/gather_asks.hpp"
 #include "dptrain/data/huge_pages.hpp"

@@ -3,10 +3,12 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -128,6 +130,41 @@ TEST_CASE("read_idx: images and labels form one data set", "[io]") {
   CHECK(data.targets[3] == 3);
   CHECK(data.features(0, 0) == 3.0F / 255.0F);
   CHECK_NOTHROW(data.validate());
+}
+
+TEST_CASE("read_idx_bytes: the pixels stay bytes and read as p times 1/255, within an ulp of read_idx's p / 255",
+          "[io][byte_dataset]") {
+  test::TempDir dir("idx");
+  const std::string images = write_gzip(dir, "images.gz", images_file(40, 10, 10));
+  const std::string labels = write_plain(dir, "labels", labels_file(40));
+  const dptrain::ByteDataset<float, dptrain::Label> bytes = dptrain::read_idx_bytes<float>(images, labels);
+  const dptrain::DenseDataset<float, dptrain::Label> floats = dptrain::read_idx<float>(images, labels);
+  REQUIRE(bytes.size() == 40);
+  REQUIRE(bytes.dim() == 100);
+  CHECK_NOTHROW(bytes.validate());
+  CHECK(bytes.targets == floats.targets);
+  CHECK(bytes.bytes(0, 0) == 3);
+  CHECK(bytes.bytes(39, 99) == (7 * 3999 + 3) % 256);
+  auto buffer = bytes.make_buffer(40);
+  const auto all = bytes.rows(0, 40, buffer);
+  for (Index i = 0; i < 40; ++i)
+    for (Index j = 0; j < 100; ++j) {
+      const float expected = floats.features(i, j);
+      INFO("row " << i << ", pixel " << j << ": byte " << int{bytes.bytes(i, j)});
+      CHECK(std::abs(all.features(i, j) - expected) <= std::numeric_limits<float>::epsilon() * expected);
+    }
+  CHECK(all.features.minCoeff() == 0.0F);
+  CHECK(all.features.maxCoeff() == 1.0F);
+}
+
+TEST_CASE("read_idx_bytes: a label count that differs from the image count is a parse_error naming the label file",
+          "[io][byte_dataset]") {
+  test::TempDir dir("idx");
+  const std::string images = write_plain(dir, "images", images_file(4, 2, 2));
+  const std::string labels = write_plain(dir, "labels", labels_file(5));
+  CHECK_THROWS_WITH(dptrain::read_idx_bytes<float>(images, labels),
+                    Catch::StartsWith("dptrain::read_idx_bytes: " + labels + ", byte 4") &&
+                        Catch::Contains("expected 4 labels") && Catch::Contains("found 5"));
 }
 
 TEST_CASE("read_idx: a label count that differs from the image count is a parse_error naming the label file", "[io]") {

@@ -40,7 +40,7 @@ struct EvaluateOptions {
  * thread-safe; read history() between fit() calls or from other hooks.
  *
  * @tparam M a Model (a Predictor for accuracy)
- * @tparam D a data set whose rows() are the model's batch_type
+ * @tparam D a data set (DatasetOf) of the model's batch_type
  *
  * @code
  * dptrain::Evaluate evaluate(model, validation);           // accuracy for a classifier

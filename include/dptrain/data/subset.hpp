@@ -9,6 +9,7 @@
 
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
+#include "dptrain/data/byte_dataset.hpp"
 #include "dptrain/data/dense_dataset.hpp"
 #include "dptrain/data/sparse_dataset.hpp"
 
@@ -102,6 +103,27 @@ template <class S, class T>
     at += outer[r + 1] - outer[r];
     part_outer[i + 1] = at;
     part.targets[i] = data.targets[r];
+  }
+  return part;
+}
+
+/**
+ * @brief A new byte data set holding the listed rows of `data` (their bytes and targets, and
+ * `data`'s scale and offset), in the order of `rows`. Same rules as the dense subset().
+ *
+ * @throws dptrain::invalid_argument when an index is out of range (naming it and its position),
+ *         or when `data` does not validate().
+ */
+template <class S, class T>
+[[nodiscard]] ByteDataset<S, T> subset(const ByteDataset<S, T>& data, std::span<const Index> rows) {
+  data.validate();
+  detail::row_subset::check_rows(rows, data.size());
+  const auto count = static_cast<Index>(rows.size());
+  ByteDataset<S, T> part{ByteMatrix(count, data.dim()), Vector<T>(count), data.scale, data.offset};
+  for (Index i = 0; i < count; ++i) {
+    const Index row = rows[static_cast<std::size_t>(i)];
+    part.bytes.row(i) = data.bytes.row(row);
+    part.targets[i] = data.targets[row];
   }
   return part;
 }

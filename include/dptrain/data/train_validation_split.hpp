@@ -11,6 +11,7 @@
 
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
+#include "dptrain/data/byte_dataset.hpp"
 #include "dptrain/data/dense_dataset.hpp"
 #include "dptrain/data/sparse_dataset.hpp"
 #include "dptrain/data/subset.hpp"
@@ -85,6 +86,20 @@ template <class S, class T>
 template <class S, class T>
 [[nodiscard]] std::pair<SparseDataset<S, T>, SparseDataset<S, T>> train_validation_split(
     const SparseDataset<S, T>& data, double validation_fraction, std::uint64_t seed) {
+  return detail::split::split_rows(data, validation_fraction, seed);
+}
+
+/**
+ * @brief Splits a byte data set into a training and a validation set after a seeded shuffle:
+ * the same rows, in the same order, as the dense train_validation_split() for the same seed and
+ * row count.
+ *
+ * @throws dptrain::invalid_argument as the dense one, and when `data` does not validate().
+ */
+template <class S, class T>
+[[nodiscard]] std::pair<ByteDataset<S, T>, ByteDataset<S, T>> train_validation_split(const ByteDataset<S, T>& data,
+                                                                                     double validation_fraction,
+                                                                                     std::uint64_t seed) {
   return detail::split::split_rows(data, validation_fraction, seed);
 }
 

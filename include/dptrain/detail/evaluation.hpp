@@ -7,6 +7,7 @@
 
 #include "dptrain/core/thread_team.hpp"
 #include "dptrain/core/types.hpp"
+#include "dptrain/detail/dataset_rows.hpp"
 
 namespace dptrain::detail::evaluation {
 
@@ -51,9 +52,10 @@ void for_each_chunk(const M& model, const D& data, const ThreadTeam& team, const
     try {
       typename M::workspace_type ws = model.make_workspace(chunks.rows);
       Vector<Target> buffer(Predictions ? chunks.rows : 0);
+      auto copied_rows = rows_buffer(data, chunks.rows);
       for (Index k = me.rank; k < chunks.count && !failed.load(std::memory_order_relaxed); k += me.size) {
         const Index begin = k * chunks.rows, count = std::min(chunks.rows, n - begin);
-        const auto batch = data.rows(begin, count);
+        const auto batch = read_rows(data, begin, count, copied_rows);
         Eigen::Ref<Vector<Target>> predictions(buffer.head(Predictions ? count : 0));
         body(me.rank, k, batch, ws, predictions);
       }

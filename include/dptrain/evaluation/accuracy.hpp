@@ -21,7 +21,7 @@ namespace dptrain {
  * and the per-chunk counts are integers, so the result is the same for any thread count.
  *
  * @tparam M a Predictor whose target_type is an integer label (a classifier)
- * @tparam D a data set with `size()` and `rows(begin, count)` returning the model's batch_type;
+ * @tparam D a data set (DatasetOf) of the model's batch_type;
  *           the batch has `targets` indexable by row
  * @param theta   the parameters, of length model.num_parameters()
  * @param team    the threads: a count (default: OpenMP's default) or a hook's `ctx.team`

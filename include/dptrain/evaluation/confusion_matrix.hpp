@@ -26,7 +26,7 @@ using CountMatrix = Eigen::Matrix<Index, Eigen::Dynamic, Eigen::Dynamic>;
  * matrices are summed in thread order afterwards (integer counts: the same for any thread count).
  *
  * @tparam M a Predictor whose target_type is an integer label (a classifier)
- * @tparam D a data set with `size()` and `rows(begin, count)` returning the model's batch_type;
+ * @tparam D a data set (DatasetOf) of the model's batch_type;
  *           the batch has `targets` indexable by row
  * @param classes k ≥ 1, the number of classes; labels and predictions must lie in [0, k)
  * @param team    the threads: a count (default: OpenMP's default) or a hook's `ctx.team`

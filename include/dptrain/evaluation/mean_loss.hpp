@@ -21,7 +21,7 @@ namespace dptrain {
  * thread count and any scheduling.
  *
  * @tparam M a Model
- * @tparam D a data set with `size()` and `rows(begin, count)` returning the model's batch_type
+ * @tparam D a data set (DatasetOf) of the model's batch_type
  * @param theta   the parameters, of length model.num_parameters()
  * @param team    the threads: a count (default: OpenMP's default) or a hook's `ctx.team`
  * @return the summed loss divided by n

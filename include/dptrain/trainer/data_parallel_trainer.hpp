@@ -22,6 +22,7 @@
 #include "dptrain/core/thread_team.hpp"
 #include "dptrain/core/training_state.hpp"
 #include "dptrain/detail/callback_hooks.hpp"
+#include "dptrain/detail/dataset_rows.hpp"
 #include "dptrain/optimizers/constant_schedule.hpp"
 #include "dptrain/partitioners/even_partitioner.hpp"
 #include "dptrain/synchronizers/every_step_synchronizer.hpp"
@@ -490,8 +491,8 @@ struct DataParallelTrainer<O, S, P, A, W, C, Y>::ModelCheck {
                 "loss(ConstVectorRef<scalar_type>, const batch_type&, workspace_type&) const`");
   static_assert(ValidatesData<M>, "dptrain: the Model must provide `void validate(const batch_type&) const`");
   static_assert(DatasetOf<D, typename M::batch_type>,
-                "dptrain: the data set must provide size(), validate(), rows(begin, count), make_buffer(rows) and "
-                "gather(rows, buffer) returning the model's batch_type");
+                "dptrain: the data set must provide size(), validate(), make_buffer(rows), gather(rows, buffer) and "
+                "rows(begin, count) or rows(begin, count, buffer), returning the model's batch_type");
   static_assert(Worker<W, M>,
                 "dptrain: the Worker policy must provide `make(model, rank, max_rows)` returning a state with "
                 "zero(), accumulate(model, theta, batch), gradient(), loss() and samples()");
@@ -543,7 +544,7 @@ void DataParallelTrainer<O, S, P, A, W, C, Y>::validate(const M& model, VectorRe
   if (theta.size() != model.num_parameters())
     throw invalid_argument("dptrain::DataParallelTrainer: theta has " + name(theta.size()) +
                            " values but the model has " + name(model.num_parameters()) + " parameters");
-  model.validate(data.rows(0, data.size()));
+  detail::validate_rows(model, data);
   RunPlan::check(opt, data.size());
   (void)detail::model_biases(model, optimizer_);  // decay_biases = false needs the model's biases
 }

@@ -25,6 +25,7 @@
 #include "dptrain/core/training_state.hpp"
 #include "dptrain/core/update_slice.hpp"
 #include "dptrain/detail/bias_ranges.hpp"
+#include "dptrain/detail/dataset_rows.hpp"
 #include "dptrain/trainer/first_error.hpp"
 #include "dptrain/trainer/run_plan.hpp"
 #include "dptrain/trainer/scalar_collective.hpp"
@@ -111,8 +112,7 @@ class TrainingStep {
     if constexpr (adaptive) loads_.resize(static_cast<std::size_t>(threads));
     slots_.reserve(static_cast<std::size_t>(threads));
     for (Index rank = 0; rank < threads; ++rank)
-      slots_.emplace_back(parts.worker.make(model_, global_worker(rank), max_rows_),
-                          data_.make_buffer(plan_.shuffles() ? max_rows_ : 0));
+      slots_.emplace_back(parts.worker.make(model_, global_worker(rank), max_rows_), make_buffer(max_rows_));
     for (Slot& slot : slots_) buffer_pointers_.push_back(slot.worker.gradient().data());
     buffers_ = {buffer_pointers_, {theta_.size(), threads}};
     state_.optimizer_state.assign(static_cast<std::size_t>(slots), AlignedBuffer<Scalar>(theta_.size()));
@@ -271,7 +271,9 @@ class TrainingStep {
   /// A worker's state for chunks of at most `rows` samples (`id` names it to the Worker policy),
   /// and a gather buffer of as many rows: made before the first step.
   [[nodiscard]] WorkerState make_worker(Index id, Index rows) const { return worker_.make(model_, id, rows); }
-  [[nodiscard]] Buffer make_buffer(Index rows) const { return data_.make_buffer(plan_.shuffles() ? rows : 0); }
+  [[nodiscard]] Buffer make_buffer(Index rows) const {
+    return data_.make_buffer(plan_.shuffles() ? rows : detail::rows_to_buffer<D>(rows));
+  }
   /// The model's biases, cut along `layout`'s slices (for update_range).
   [[nodiscard]] detail::SliceBiases biases(const ShardLayout<Scalar>& layout) const {
     return detail::SliceBiases(detail::model_biases(model_, optimizer_), layout);
@@ -298,7 +300,7 @@ class TrainingStep {
           if (plan_.shuffles())
             w.accumulate(model_, theta, data_.gather(plan_.samples(positions), buffer));
           else
-            w.accumulate(model_, theta, data_.rows(positions.begin, positions.size));
+            w.accumulate(model_, theta, detail::read_rows(data_, positions.begin, positions.size, buffer));
         }
       } catch (...) {
         failure = std::current_exception();
@@ -468,7 +470,7 @@ class TrainingStep {
       if (plan_.shuffles())
         my.worker.accumulate(model_, theta_, data_.gather(plan_.samples(positions), my.buffer));
       else
-        my.worker.accumulate(model_, theta_, data_.rows(positions.begin, positions.size));
+        my.worker.accumulate(model_, theta_, detail::read_rows(data_, positions.begin, positions.size, my.buffer));
     }
   }
 
