@@ -144,6 +144,25 @@ TEST_CASE("ByteDataset: training and evaluation give exactly what they give on a
   }
 }
 
+TEST_CASE("ByteDataset: BackupWorkers' chunks read it, shuffled or in order, as they read its dense copy",
+          "[data][byte_dataset][synchronizers]") {
+  const auto bytes = byte_numbered<float>(150, 70);
+  auto all = bytes.make_buffer(bytes.size());
+  const auto expanded = bytes.rows(0, bytes.size(), all);
+  const dptrain::DenseDataset<float, Label> floats{.features = expanded.features, .targets = expanded.targets};
+  const dptrain::SoftmaxRegression<float> model(70, 3);
+  for (const bool shuffle : {true, false}) {
+    INFO((shuffle ? "shuffled" : "in order"));
+    dptrain::DataParallelTrainer trainer({.threads = 2, .batch_size = 30, .epochs = 2, .shuffle = shuffle, .seed = 4},
+                                         dptrain::Sgd{.lr = 0.3}, dptrain::BackupWorkers{.chunks = 3});
+    dptrain::Vector<float> from_bytes = model.init_parameters(), from_floats = model.init_parameters();
+    trainer.fit(model, from_bytes, bytes);
+    trainer.fit(model, from_floats, floats);
+    CHECK(from_bytes != model.init_parameters());
+    CHECK(from_bytes == from_floats);
+  }
+}
+
 TEST_CASE("ByteDataset: a model validates it block by block, an error naming the block's first row",
           "[data][byte_dataset][trainer]") {
   auto data = byte_numbered<float>(50, 10, 3);

@@ -15,7 +15,8 @@
 // split into groups, each computed as above in tiles two or more deep (group_width).
 // θ keeps W feature-major (d × k), so each call turns W into Wᵀ and adds Gᵀ back into G; with
 // AVX-512 both run 16 features at a time through an in-register transpose (about 1.3 µs together
-// for 784 × 10 floats, against 4.6 µs element by element).
+// for 784 × 10 floats on an AMD EPYC Zen 5 core, against 4.6 µs element by element), with AVX 8
+// features and 8 classes at a time (2.1 µs against 5.0 on a Zen 2 core).
 // Tiles use Eigen's packet functions (the widest vector of the build: AVX-512, AVX, SSE, NEON or
 // plain scalars), and a tile's accumulators and operands together fit in the vector registers.
 // Those functions are Eigen::internal, written against Eigen 3.4 (detail/eigen_internals.hpp):
@@ -38,6 +39,13 @@
 #else
 #define DPTRAIN_DETAIL_NARROW_AVX512 0
 #endif
+// Without AVX-512, AVX's 8 × 8 transposes (Eigen's ptranspose of 8 packets of 8 floats) turn the
+// first 8 columns; the others go element by element.
+#if DPTRAIN_DETAIL_EIGEN_INTERNALS && defined(EIGEN_VECTORIZE_AVX) && !DPTRAIN_DETAIL_NARROW_AVX512
+#define DPTRAIN_DETAIL_NARROW_AVX 1
+#else
+#define DPTRAIN_DETAIL_NARROW_AVX 0
+#endif
 
 // GCC 12's AVX-512 intrinsics, inlined here, start from deliberately undefined registers and
 // then warn that they are uninitialized (GCC bug 105593); the warning is about GCC's own header.
@@ -45,6 +53,9 @@
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// Eigen's PacketBlock of AVX packets: GCC warns that __m256's vector attribute does not take
+// part in the template argument, which is what Eigen itself relies on.
+#pragma GCC diagnostic ignored "-Wignored-attributes"
 #endif
 
 namespace dptrain::detail::narrow {
@@ -298,11 +309,35 @@ template <int C>
 inline constexpr auto row_lanes = static_cast<__mmask16>((1u << C) - 1);
 #endif
 
+#if DPTRAIN_DETAIL_NARROW_AVX
+/// Whether the two transposes below turn 8 rows at a time: floats, and at least 8 columns, so
+/// that a row's first 8 columns are one packet inside the row.
+template <int C, class Scalar>
+inline constexpr bool eight_columns_in_packet = std::is_same_v<Scalar, float>&& C >= 8;
+#endif
+
 /// Wᵀ (C × d, stride ldt) = W, W d × C row-major and contiguous (row i at w + i·C): the weights
 /// in the class-major order the tiles read.
 template <int C, class Scalar>
 void transpose_to_class_major(const Scalar* w, Index d, Scalar* wt, Index ldt) {
   Index i = 0;
+#if DPTRAIN_DETAIL_NARROW_AVX
+  // 8 rows at a time: their first 8 columns, one packet each, turned into 8 class rows of 8
+  // features; the columns past 8 one by one. On an AMD EPYC Zen 2 core (family 23 model 49),
+  // 784 × 10 floats in 0.97 µs instead of 2.4, and add_transposed() in 1.1 instead of 2.6.
+  if constexpr (eight_columns_in_packet<C, Scalar>) {
+    using Eigen::internal::ploadu;
+    using Eigen::internal::pstoreu;
+    for (; i + 8 <= d; i += 8) {
+      Eigen::internal::PacketBlock<Packet<float>, 8> block;
+      for (int r = 0; r < 8; ++r) block.packet[r] = ploadu<Packet<float>>(w + (i + r) * C);
+      Eigen::internal::ptranspose(block);
+      for (int c = 0; c < 8; ++c) pstoreu(wt + c * ldt + i, block.packet[c]);
+      for (int c = 8; c < C; ++c)
+        for (int r = 0; r < 8; ++r) wt[c * ldt + i + r] = w[(i + r) * C + c];
+    }
+  }
+#endif
 #if DPTRAIN_DETAIL_NARROW_AVX512
   // 16 rows at a time, one per register (C of its 16 lanes), turned by one in-register transpose
   // into C class rows of 16 features.
@@ -324,6 +359,23 @@ void transpose_to_class_major(const Scalar* w, Index d, Scalar* wt, Index ldt) {
 template <int C, class Scalar>
 void add_transposed(const Scalar* gt, Index ldt, Index d, Scalar* g) {
   Index i = 0;
+#if DPTRAIN_DETAIL_NARROW_AVX
+  if constexpr (eight_columns_in_packet<C, Scalar>) {
+    using Eigen::internal::padd;
+    using Eigen::internal::ploadu;
+    using Eigen::internal::pstoreu;
+    for (; i + 8 <= d; i += 8) {
+      Eigen::internal::PacketBlock<Packet<float>, 8> block;
+      for (int c = 0; c < 8; ++c) block.packet[c] = ploadu<Packet<float>>(gt + c * ldt + i);
+      Eigen::internal::ptranspose(block);
+      // All 8 rows are read before any is written (as with AVX-512 below).
+      for (int r = 0; r < 8; ++r) block.packet[r] = padd(ploadu<Packet<float>>(g + (i + r) * C), block.packet[r]);
+      for (int r = 0; r < 8; ++r) pstoreu(g + (i + r) * C, block.packet[r]);
+      for (int c = 8; c < C; ++c)
+        for (int r = 0; r < 8; ++r) g[(i + r) * C + c] += gt[c * ldt + i + r];
+    }
+  }
+#endif
 #if DPTRAIN_DETAIL_NARROW_AVX512
   if constexpr (row_in_register<C, Scalar>) {
     for (; i + 16 <= d; i += 16) {
