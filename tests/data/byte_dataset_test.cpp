@@ -163,14 +163,14 @@ TEST_CASE("ByteDataset: BackupWorkers' chunks read it, shuffled or in order, as 
   }
 }
 
-TEST_CASE("ByteDataset: a model validates it block by block, an error naming the block's first row",
+TEST_CASE("ByteDataset: a model validates it block by block, an error naming the block",
           "[data][byte_dataset][trainer]") {
   auto data = byte_numbered<float>(50, 10, 3);
   const dptrain::SoftmaxRegression<float> model(10, 3);
   CHECK_NOTHROW(dptrain::detail::validate_rows(model, data, 16));
   data.targets[37] = 3;  // out of range: row 5 of the block that starts at row 32
   CHECK_THROWS_WITH(dptrain::detail::validate_rows(model, data, 16),
-                    Catch::StartsWith("in the block of rows starting at row 32: ") &&
+                    Catch::StartsWith("dptrain: in rows 32 to 47 of the data set (the rows below count from 32): ") &&
                         Catch::Contains("label 3 in row 5 is out of range"));
   dptrain::DataParallelTrainer trainer({.threads = 1, .batch_size = 8, .epochs = 1}, dptrain::Sgd{.lr = 0.1});
   dptrain::Vector<float> theta = model.init_parameters();

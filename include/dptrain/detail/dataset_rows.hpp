@@ -44,8 +44,8 @@ template <class D, class Buffer>
 }
 
 /// model.validate() on every row of `data`: at once where the rows are a view, else in blocks of
-/// `block` rows copied into one buffer (a block's error names its first row: the rows a model's
-/// message names are counted from there).
+/// `block` rows copied into one buffer (a block's error names the block, as the row a model's
+/// message names counts from the block's first row).
 template <class M, class D>
 void validate_rows(const M& model, const D& data, Index block = 4096) {
   if constexpr (views_rows<D>) {
@@ -59,7 +59,9 @@ void validate_rows(const M& model, const D& data, Index block = 4096) {
       try {
         model.validate(data.rows(begin, count, buffer));
       } catch (const invalid_argument& e) {
-        throw invalid_argument("in the block of rows starting at row " + std::to_string(begin) + ": " + e.what());
+        throw invalid_argument("dptrain: in rows " + std::to_string(begin) + " to " +
+                               std::to_string(begin + count - 1) + " of the data set (the rows below count from " +
+                               std::to_string(begin) + "): " + e.what());
       }
       begin += count;
     } while (begin < n);
