@@ -201,6 +201,19 @@ TEST_CASE(
   CHECK(validation.rows(0, validation.size(), validation_buffer).features == dense_validation.features);
   CHECK(validation.targets == dense_validation.targets);
 
+  const auto shard = dptrain::shard_of(bytes, 1, 3);
+  auto shard_buffer = shard.make_buffer(shard.size());
+  CHECK(shard.rows(0, shard.size(), shard_buffer).features == dptrain::shard_of(floats, 1, 3).features);
+
+  const dptrain::KFold folds = dptrain::k_fold(bytes, {.folds = 4, .seed = 2, .stratified = true});
+  CHECK(folds.training_rows(2) ==
+        dptrain::k_fold(floats, {.folds = 4, .seed = 2, .stratified = true}).training_rows(2));
+  const auto [fold_train, fold_validation] = folds.split(bytes, 2);
+  CHECK(fold_validation.size() == static_cast<Index>(folds.validation_rows(2).size()));
+  auto fold_buffer = fold_train.make_buffer(fold_train.size());
+  CHECK(fold_train.rows(0, fold_train.size(), fold_buffer).features ==
+        dptrain::subset(floats, folds.training_rows(2)).features);
+
   const std::vector<Index> out_of_range{3, 40};
   CHECK_THROWS_WITH(dptrain::subset(bytes, out_of_range), Catch::Contains("row index 40 (at position 1)"));
 }
