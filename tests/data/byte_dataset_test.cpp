@@ -36,6 +36,14 @@ dptrain::ByteDataset<Scalar, Label> byte_numbered(Index rows, Index dim, Label c
   return data;
 }
 
+// Every row of `data` as the Scalars it reads as: its dense copy.
+template <class Scalar>
+dptrain::DenseDataset<Scalar, Label> dense_copy(const dptrain::ByteDataset<Scalar, Label>& data) {
+  auto buffer = data.make_buffer(data.size());
+  const auto all = data.rows(0, data.size(), buffer);
+  return {.features = all.features, .targets = all.targets};
+}
+
 // scale·b + offset, rounded once (fused) or twice: the compiler may contract it either way.
 template <class Scalar>
 bool reads_as(Scalar x, std::uint8_t b, Scalar scale, Scalar offset) {
@@ -125,9 +133,7 @@ TEST_CASE("ByteDataset::validate: targets, scale and offset that do not fit the 
 TEST_CASE("ByteDataset: training and evaluation give exactly what they give on a DenseDataset of the same values",
           "[data][byte_dataset][trainer]") {
   const auto bytes = byte_numbered<float>(300, 70);
-  auto all = bytes.make_buffer(bytes.size());
-  const auto expanded = bytes.rows(0, bytes.size(), all);
-  const dptrain::DenseDataset<float, Label> floats{.features = expanded.features, .targets = expanded.targets};
+  const auto floats = dense_copy(bytes);
   const dptrain::SoftmaxRegression<float> model(70, 3);
   for (const bool shuffle : {true, false}) {
     INFO((shuffle ? "shuffled" : "in order"));
@@ -147,9 +153,7 @@ TEST_CASE("ByteDataset: training and evaluation give exactly what they give on a
 TEST_CASE("ByteDataset: BackupWorkers' chunks read it, shuffled or in order, as they read its dense copy",
           "[data][byte_dataset][synchronizers]") {
   const auto bytes = byte_numbered<float>(150, 70);
-  auto all = bytes.make_buffer(bytes.size());
-  const auto expanded = bytes.rows(0, bytes.size(), all);
-  const dptrain::DenseDataset<float, Label> floats{.features = expanded.features, .targets = expanded.targets};
+  const auto floats = dense_copy(bytes);
   const dptrain::SoftmaxRegression<float> model(70, 3);
   for (const bool shuffle : {true, false}) {
     INFO((shuffle ? "shuffled" : "in order"));
@@ -177,42 +181,33 @@ TEST_CASE("ByteDataset: a model validates it block by block, an error naming the
   CHECK_THROWS_AS(trainer.fit(model, theta, data), dptrain::invalid_argument);
 }
 
-TEST_CASE(
-    "ByteDataset: subset and train_validation_split take the same rows as for its dense copy, scale and offset kept",
-    "[data][byte_dataset]") {
+TEST_CASE("ByteDataset: subset, train_validation_split, shard_of and k_fold take the same rows as for its dense copy",
+          "[data][byte_dataset]") {
   const auto bytes = byte_numbered<float>(40, 20);
-  auto all = bytes.make_buffer(bytes.size());
-  const auto expanded = bytes.rows(0, bytes.size(), all);
-  const dptrain::DenseDataset<float, Label> floats{.features = expanded.features, .targets = expanded.targets};
+  const auto floats = dense_copy(bytes);
 
   const std::vector<Index> rows{39, 0, 7, 7};
   const auto part = dptrain::subset(bytes, rows);
   REQUIRE(part.size() == 4);
   CHECK(part.scale == bytes.scale);
   CHECK(part.offset == bytes.offset);
-  auto buffer = part.make_buffer(4);
-  CHECK(part.rows(0, 4, buffer).features == dptrain::subset(floats, rows).features);
+  CHECK(dense_copy(part).features == dptrain::subset(floats, rows).features);
 
   const auto [train, validation] = dptrain::train_validation_split(bytes, 0.25, 9);
   const auto [dense_train, dense_validation] = dptrain::train_validation_split(floats, 0.25, 9);
-  auto train_buffer = train.make_buffer(train.size());
-  auto validation_buffer = validation.make_buffer(validation.size());
-  CHECK(train.rows(0, train.size(), train_buffer).features == dense_train.features);
-  CHECK(validation.rows(0, validation.size(), validation_buffer).features == dense_validation.features);
+  CHECK(dense_copy(train).features == dense_train.features);
+  CHECK(dense_copy(validation).features == dense_validation.features);
   CHECK(validation.targets == dense_validation.targets);
 
   const auto shard = dptrain::shard_of(bytes, 1, 3);
-  auto shard_buffer = shard.make_buffer(shard.size());
-  CHECK(shard.rows(0, shard.size(), shard_buffer).features == dptrain::shard_of(floats, 1, 3).features);
+  CHECK(dense_copy(shard).features == dptrain::shard_of(floats, 1, 3).features);
 
   const dptrain::KFold folds = dptrain::k_fold(bytes, {.folds = 4, .seed = 2, .stratified = true});
   CHECK(folds.training_rows(2) ==
         dptrain::k_fold(floats, {.folds = 4, .seed = 2, .stratified = true}).training_rows(2));
   const auto [fold_train, fold_validation] = folds.split(bytes, 2);
   CHECK(fold_validation.size() == static_cast<Index>(folds.validation_rows(2).size()));
-  auto fold_buffer = fold_train.make_buffer(fold_train.size());
-  CHECK(fold_train.rows(0, fold_train.size(), fold_buffer).features ==
-        dptrain::subset(floats, folds.training_rows(2)).features);
+  CHECK(dense_copy(fold_train).features == dptrain::subset(floats, folds.training_rows(2)).features);
 
   const std::vector<Index> out_of_range{3, 40};
   CHECK_THROWS_WITH(dptrain::subset(bytes, out_of_range), Catch::Contains("row index 40 (at position 1)"));

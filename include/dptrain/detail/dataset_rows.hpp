@@ -17,12 +17,6 @@ inline constexpr bool views_rows = requires(const D& d, Index i) {
   d.rows(i, i);
 };
 
-/// Rows that a buffer must hold for reading `rows` contiguous rows: none where they are a view.
-template <class D>
-[[nodiscard]] constexpr Index rows_to_buffer(Index rows) noexcept {
-  return views_rows<D> ? 0 : rows;
-}
-
 /// What read_rows() needs to read up to `rows` contiguous rows of `data`: a buffer where they are
 /// copied, nothing where they are a view (a data set with views needs no make_buffer()).
 struct NoBuffer {};

@@ -269,10 +269,11 @@ class TrainingStep {
   [[nodiscard]] Index max_minibatch() const { return std::ranges::max(plan_.minibatch_sizes()); }
 
   /// A worker's state for chunks of at most `rows` samples (`id` names it to the Worker policy),
-  /// and a gather buffer of as many rows: made before the first step.
+  /// and a buffer of as many rows (of none where unshuffled rows are read in place): made before
+  /// the first step.
   [[nodiscard]] WorkerState make_worker(Index id, Index rows) const { return worker_.make(model_, id, rows); }
   [[nodiscard]] Buffer make_buffer(Index rows) const {
-    return data_.make_buffer(plan_.shuffles() ? rows : detail::rows_to_buffer<D>(rows));
+    return data_.make_buffer(plan_.shuffles() || !detail::views_rows<D> ? rows : 0);
   }
   /// The model's biases, cut along `layout`'s slices (for update_range).
   [[nodiscard]] detail::SliceBiases biases(const ShardLayout<Scalar>& layout) const {
