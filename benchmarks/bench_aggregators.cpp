@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Communication: each aggregator's all-reduce inside one persistent OpenMP team, a bare barrier,
-// and STREAM-like memory bandwidth (read, triad) to read the all-reduce GB/s against.
+// a cache line's round trip between two cores, and STREAM-like memory bandwidth (read, triad) to
+// read the all-reduce GB/s against.
 #include <dptrain/aggregators/reduce_scatter_aggregator.hpp>
 #include <dptrain/aggregators/ring_all_reduce_aggregator.hpp>
 #include <dptrain/aggregators/serial_aggregator.hpp>
@@ -11,7 +12,9 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <new>
 #include <vector>
@@ -44,6 +47,37 @@ void BM_SpinThenSleepBarrier(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_SpinThenSleepBarrier)->Apply(threads_arg)->UseRealTime();
+
+// One cache line from one core to the other and back (thread 0 writes it, thread 1 answers):
+// the latency under every line the synchronous step moves between cores (gradient shards, θ).
+// On the Zen 2 VM it switched between about 70 ns and 450 ns as the host placed the two vCPUs
+// (benchmarks/RESULTS.md, session 18). Run it pinned: OMP_PROC_BIND=close OMP_PLACES=cores.
+void BM_CacheLineRoundTrip(benchmark::State& state) {
+  struct alignas(dptrain::cache_line_bytes) Line {
+    std::atomic<std::int64_t> value{0};
+  };
+  Line line;
+  const auto trips = static_cast<std::int64_t>(state.max_iterations);
+  run_team(state, 2, [&](const dptrain::TeamMember& team) {
+    team.barrier();
+    if (team.rank == 0) {
+      std::int64_t sent = 1;
+      for (auto _ : state) {
+        line.value.store(sent, std::memory_order_release);
+        while (line.value.load(std::memory_order_acquire) != sent + 1) {
+        }
+        sent += 2;
+      }
+    } else {
+      for (std::int64_t answer = 2; answer <= 2 * trips; answer += 2) {
+        while (line.value.load(std::memory_order_acquire) != answer - 1) {
+        }
+        line.value.store(answer, std::memory_order_release);
+      }
+    }
+  });
+}
+BENCHMARK(BM_CacheLineRoundTrip)->UseRealTime()->Unit(benchmark::kNanosecond);
 
 // One all-reduce of N buffers of n floats, called by every thread as the trainer calls it after
 // its barrier (here the previous iteration's). The buffers hold zeros so that repeated sums
