@@ -50,8 +50,9 @@ BENCHMARK(BM_SpinThenSleepBarrier)->Apply(threads_arg)->UseRealTime();
 
 // One cache line from one core to the other and back (thread 0 writes it, thread 1 answers):
 // the latency under every line the synchronous step moves between cores (gradient shards, θ).
-// On the Zen 2 VM it switched between about 70 ns and 450 ns as the host placed the two vCPUs
-// (benchmarks/RESULTS.md, session 18). Run it pinned: OMP_PROC_BIND=close OMP_PLACES=cores.
+// On an AMD EPYC Zen 2 VM (family 23 model 49) it switched between about 70 and 450 ns as the
+// host placed the two vCPUs (benchmarks/RESULTS.md, session 18). Run it pinned:
+// OMP_PROC_BIND=close OMP_PLACES=cores.
 void BM_CacheLineRoundTrip(benchmark::State& state) {
   struct alignas(dptrain::cache_line_bytes) Line {
     std::atomic<std::int64_t> value{0};

@@ -2,7 +2,8 @@
 // The training of examples/fashion_mnist.cpp, for either form of the pixels: floats
 // (fashion_mnist.cpp) or bytes (fashion_mnist_bytes.cpp). Each form is compiled in its own file
 // because each instantiates the trainer for every model, optimizer, exchange and communicator the
-// flags can choose (80 with MPI): in two files, two cores build the example in half the time.
+// flags can choose (80 with MPI): in two files, two cores build it in 1 min 52 s instead of
+// 3 min 15 s (g++ 12, AMD EPYC Zen 2 VM, family 23 model 49).
 #pragma once
 
 #include <dptrain/dptrain.hpp>
