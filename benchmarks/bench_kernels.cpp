@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Single-core compute: each model's gradient on one micro-batch (time and GFLOP/s), and the fp32
-// FMA peak of one core, so kernel efficiency = BM_Gradient GFLOPS / BM_FmaPeak GFLOPS.
+// Single-core compute: each model's gradient on one micro-batch (time and GFLOP/s), the MLP's in a
+// worker (with and without its gradient zeroed first), and the fp32 FMA peak of one core, so kernel efficiency =
+// BM_Gradient GFLOPS / BM_FmaPeak GFLOPS.
 #include <dptrain/data/dense_dataset.hpp>
+#include <dptrain/workers/gradient_worker.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -62,6 +64,54 @@ BENCHMARK_TEMPLATE(BM_Gradient, Mlp)
     ->ArgName("rows")
     ->RangeMultiplier(2)
     ->Range(16, 256)
+    ->Unit(benchmark::kMicrosecond);
+
+// The model as it is (writes:1), or seen without dptrain::OverwritesGradient (writes:0).
+template <class M>
+struct AddsOnly {
+  using scalar_type = typename M::scalar_type;
+  using batch_type = typename M::batch_type;
+  using workspace_type = typename M::workspace_type;
+  M model;
+  [[nodiscard]] Index num_parameters() const { return model.num_parameters(); }
+  [[nodiscard]] workspace_type make_workspace(Index rows) const { return model.make_workspace(rows); }
+  scalar_type loss_and_gradient(dptrain::ConstVectorRef<scalar_type> theta, const batch_type& batch,
+                                dptrain::VectorRef<scalar_type> grad, workspace_type& ws) const {
+    return model.loss_and_gradient(theta, batch, grad, ws);
+  }
+  scalar_type loss(dptrain::ConstVectorRef<scalar_type> theta, const batch_type& batch, workspace_type& ws) const {
+    return model.loss(theta, batch, ws);
+  }
+  void validate(const batch_type& all) const { model.validate(all); }
+};
+
+// The MLP's part of a step in one worker, on one micro-batch: zero() and accumulate(). With
+// writes:0 the worker zeroes the whole gradient (814 KB) first; with writes:1 the model writes it
+// (OverwritesGradient: each block of ∇W₁ is zeroed just before its product adds into it).
+void BM_WorkerGradient(benchmark::State& state) {
+  const Index rows = state.range(0);
+  const Mlp::Model mlp = Mlp::make();
+  const dptrain::DenseDataset<float, dptrain::Label> data = random_batch(rows, mlp.inputs(), mlp.classes());
+  const dptrain::Vector<float> theta = mlp.init_parameters(1);
+  const auto batch = data.rows(0, rows);
+  const auto run = [&](const auto& model) {
+    auto worker = dptrain::GradientWorker{}.make(model, 0, rows);
+    for (auto _ : state) {
+      worker.zero();
+      worker.accumulate(model, theta, batch);
+      benchmark::DoNotOptimize(worker.gradient().data());
+      benchmark::ClobberMemory();
+    }
+  };
+  if (state.range(1) == 1)
+    run(mlp);
+  else
+    run(AddsOnly<Mlp::Model>{mlp});
+  state.counters["GFLOPS"] = giga_per_second(Mlp::gradient_flops(rows));
+}
+BENCHMARK(BM_WorkerGradient)
+    ->ArgNames({"rows", "writes"})
+    ->ArgsProduct({{128, 256}, {0, 1}})
     ->Unit(benchmark::kMicrosecond);
 
 // --- fp32 FMA peak of one core ------------------------------------------------------------------

@@ -3,6 +3,7 @@
 // count of one gradient evaluation, as template arguments of the benchmarks.
 #pragma once
 
+#include <dptrain/concepts.hpp>
 #include <dptrain/core/types.hpp>
 #include <dptrain/models/mlp.hpp>
 #include <dptrain/models/softmax_regression.hpp>
@@ -54,7 +55,8 @@ struct Mlp {
 /**
  * The data movement of a model's step without its arithmetic: θ and the gradient have the real
  * model's length, loss_and_gradient() reads all of θ (as a forward pass does) and adds to every
- * gradient entry (as a backward pass does), and the batch is not read. Trained by the real
+ * gradient entry (as a backward pass does; or writes it, as the model's first micro-batch of a
+ * step does), and the batch is not read. Trained by the real
  * trainer, one step is then what synchronous data parallelism adds to the compute: the barriers,
  * the all-reduce of the gradients, the sharded update, and every cache line of θ and of the
  * gradients that moves between cores because another core wrote it last.
@@ -75,6 +77,13 @@ class ExchangeOnly {
   float loss_and_gradient(dptrain::ConstVectorRef<float> theta, const batch_type& batch, dptrain::VectorRef<float> grad,
                           workspace_type& ws) const {
     grad.array() += 1e-6f * static_cast<float>(batch.size());
+    return loss(theta, batch, ws);
+  }
+  // Writes every entry instead, when the real model does (dptrain::OverwritesGradient).
+  float loss_and_gradient_overwrite(
+      dptrain::ConstVectorRef<float> theta, const batch_type& batch, dptrain::VectorRef<float> grad,
+      workspace_type& ws) const requires dptrain::OverwritesGradient<typename Spec::Model> {
+    grad.setConstant(1e-6f * static_cast<float>(batch.size()));
     return loss(theta, batch, ws);
   }
   float loss(dptrain::ConstVectorRef<float> theta, const batch_type& batch, workspace_type& /*ws*/) const {

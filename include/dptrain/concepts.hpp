@@ -78,7 +78,9 @@ concept ValidatesData = requires(const M& m, const typename M::batch_type& batch
  *   fit (feature count, labels out of range).
  *
  * Optional: `std::vector<IndexRange> bias_ranges() const`, the parts of θ that are biases
- * (DeclaresBiases), which an optimizer with `decay_biases = false` does not decay.
+ * (DeclaresBiases), which an optimizer with `decay_biases = false` does not decay;
+ * `loss_and_gradient_overwrite(…)`, which writes the gradient instead of adding it
+ * (OverwritesGradient), saving the worker a pass that zeroes it.
  *
  * Calls are made concurrently from several threads, each with its own workspace and gradient.
  *
@@ -144,6 +146,34 @@ concept Model =
 template <class M>
 concept DeclaresBiases = Model<M> && requires(const M& m) {
   { m.bias_ranges() } -> std::convertible_to<std::vector<IndexRange>>;
+};
+
+/**
+ * @brief A model that can write a batch's gradient instead of adding it:
+ * `m.loss_and_gradient_overwrite(θ, batch, grad, ws)` stores Σ∇ℓ in grad, whatever grad held
+ * (0 for an empty batch), and returns Σℓ.
+ *
+ * Optional for a Model. GradientWorker calls it for the first micro-batch of each step instead
+ * of zeroing its gradient first: a model whose gradient is large (the Mlp) zeroes each block
+ * just before its product adds into it, while it is in cache, which saves a pass over memory.
+ *
+ * @code
+ * // OverwritesGradient: the Line, writing its one gradient element.
+ * struct OverwritingLine : Line {
+ *   double loss_and_gradient_overwrite(dptrain::ConstVectorRef<double> w, const batch_type& b,
+ *                                      dptrain::VectorRef<double> g, workspace_type& ws) const {
+ *     g.setZero();
+ *     return loss_and_gradient(w, b, g, ws);
+ *   }
+ * };
+ * static_assert(dptrain::OverwritesGradient<OverwritingLine>);
+ * @endcode
+ */
+template <class M>
+concept OverwritesGradient = Model<M> &&
+    requires(const M& m, ConstVectorRef<typename M::scalar_type> theta, const typename M::batch_type& batch,
+             VectorRef<typename M::scalar_type> grad, typename M::workspace_type& ws) {
+  { m.loss_and_gradient_overwrite(theta, batch, grad, ws) } -> std::same_as<typename M::scalar_type>;
 };
 
 /**
@@ -229,7 +259,10 @@ concept DatasetOf = ContiguousRows<D, Batch> &&
  * `w.make(model, rank, max_rows)` returns a state `s` with
  * - `s.zero()`: clear the gradient, loss and sample count (start of a step);
  * - `s.accumulate(model, θ, batch)`: add one micro-batch's gradient and loss;
- * - `s.gradient()`: the summed gradient, a cache-line aligned `VectorMap` of length n;
+ * - `s.gradient()`: the summed gradient, a cache-line aligned `VectorMap` of length n, always
+ *   the same memory; the trainer calls it after a step's last accumulate() and before the
+ *   aggregator reads that memory, so a state may finish its sum there (GradientWorker zeroes a
+ *   gradient no micro-batch wrote);
  * - `s.loss()` (double, summed) and `s.samples()` (Index) since the last zero().
  *
  * @code

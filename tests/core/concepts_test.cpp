@@ -64,6 +64,17 @@ struct LineWithIntercept : Line {
 static_assert(dptrain::DeclaresBiases<LineWithIntercept>);
 static_assert(!dptrain::DeclaresBiases<Line>);
 
+// OverwritesGradient: the Line, writing its one gradient element.
+struct OverwritingLine : Line {
+  double loss_and_gradient_overwrite(dptrain::ConstVectorRef<double> w, const batch_type& b,
+                                     dptrain::VectorRef<double> g, workspace_type& ws) const {
+    g.setZero();
+    return loss_and_gradient(w, b, g, ws);
+  }
+};
+static_assert(dptrain::OverwritesGradient<OverwritingLine>);
+static_assert(!dptrain::OverwritesGradient<Line>);
+
 // DatasetOf: DenseDataset is the usual one; any type with these members is a data set.
 static_assert(dptrain::DatasetOf<dptrain::DenseDataset<double>, Line::batch_type>);
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Tests of detail/gemm.hpp: the three product shapes the models use agree with Eigen's own products.
+// Tests of detail/gemm.hpp: the product shapes the models use agree with Eigen's own products.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <limits>
 
 #include "dptrain/detail/gemm.hpp"
 #include "models/model_test_support.hpp"
@@ -57,6 +58,14 @@ TEMPLATE_TEST_CASE("detail::gemm: products with caller-owned buffers equal Eigen
     const RowMatrix<TestType> expected = c0 + a.transpose() * b;
     CHECK(relative_difference(c, expected) < tol);
   }
+  SECTION("C = A^T B, whatever C held") {
+    const RowMatrix<TestType> a = dptrain::test::random_features<TestType>(k, m, 404);
+    const RowMatrix<TestType> b = dptrain::test::random_features<TestType>(k, n, 405);
+    RowMatrix<TestType> c = RowMatrix<TestType>::Constant(m, n, std::numeric_limits<TestType>::quiet_NaN());
+    dptrain::detail::gemm::set_transposed_product<TestType>({c.data(), m, n}, a, b, plan, buffers);
+    const RowMatrix<TestType> expected = a.transpose() * b;
+    CHECK(relative_difference(c, expected) < tol);
+  }
   SECTION("C += A B^T") {
     const RowMatrix<TestType> a = dptrain::test::random_features<TestType>(m, k, 406);
     const RowMatrix<TestType> b = dptrain::test::random_features<TestType>(n, k, 407);
@@ -81,13 +90,15 @@ TEST_CASE("detail::gemm: operands may be blocks with an outer stride", "[models]
   CHECK(relative_difference(c, expected) < 1e-12);
 }
 
-TEST_CASE("detail::gemm: an empty dimension leaves C unchanged", "[models][gemm]") {
+TEST_CASE("detail::gemm: an empty dimension leaves C unchanged, or zero when C is written", "[models][gemm]") {
   Buffers<float> buffers;
   const Plan plan = buffers.reserve(4, 4, 4);
   const RowMatrix<float> a(4, 0), b(0, 4);
   RowMatrix<float> c = RowMatrix<float>::Constant(4, 4, 2.5f);
   dptrain::detail::gemm::add_product<float>({c.data(), 4, 4}, a, b, plan, buffers);
   CHECK(c == RowMatrix<float>::Constant(4, 4, 2.5f));
+  dptrain::detail::gemm::set_transposed_product<float>({c.data(), 4, 4}, b, RowMatrix<float>(0, 4), plan, buffers);
+  CHECK(c == RowMatrix<float>::Zero(4, 4));  // an empty sum, written
   const Plan none = buffers.reserve(0, 4, 4);
   CHECK(none.kc == 0);
 }

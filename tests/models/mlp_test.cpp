@@ -22,6 +22,7 @@ using dptrain::Vector;
 using dptrain::test::Tolerance;
 
 static_assert(dptrain::Model<Mlp<float>> && dptrain::Model<Mlp<double>>);
+static_assert(dptrain::OverwritesGradient<Mlp<float>> && dptrain::OverwritesGradient<Mlp<double>>);
 
 // The forward pass by the definition, in double. Returns the summed loss; `closest_to_kink` gets
 // min |pre-activation| over all hidden units and rows.
@@ -160,6 +161,23 @@ TEMPLATE_TEST_CASE("Mlp: loss_and_gradient adds into grad and agrees with loss",
   const RowMatrix<TestType> x = dptrain::test::random_features<TestType>(6, 4, 141);
   const Vector<Label> y = dptrain::test::random_labels(6, 3, 142);
   dptrain::test::require_adds_into_gradient(model, model.init_parameters(143), {x, y});
+}
+
+TEMPLATE_TEST_CASE("Mlp: loss_and_gradient_overwrite writes the gradient, whatever grad held", "[models]", float,
+                   double) {
+  // The output layer on the narrow kernels (3 and 12 classes) and on the GEMM (40 classes); a
+  // first layer of 784 × 256 whose product needs several blocks of rows.
+  const auto [widths, rows] = GENERATE(table<std::vector<Index>, Index>({
+      {{4, 5, 3}, 6},
+      {{30, 40, 20, 12}, 9},
+      {{50, 60, 40}, 17},
+      {{784, 256, 10}, 37},
+  }));
+  const Mlp<TestType> model(widths);
+  INFO(model.shape() << ", " << rows << " rows");
+  const RowMatrix<TestType> x = dptrain::test::random_features<TestType>(rows, model.inputs(), 144);
+  const Vector<Label> y = dptrain::test::random_labels(rows, model.classes(), 145);
+  dptrain::test::require_overwrites_gradient(model, model.init_parameters(146), {x, y});
 }
 
 TEMPLATE_TEST_CASE("Mlp: an empty batch is a no-op", "[models]", float, double) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -109,6 +110,28 @@ void require_adds_into_gradient(const M& model, const Vector<typename M::scalar_
   Vector<Scalar> shifted = offset;
   model.loss_and_gradient(theta, batch, shifted, ws);
   CHECK((shifted - offset - once).norm() <= tol * (once.norm() + offset.norm()));
+}
+
+/// loss_and_gradient_overwrite writes what zeroing and loss_and_gradient give, whatever grad held
+/// (NaN here), with the same loss; on an empty batch it writes 0.
+template <OverwritesGradient M>
+void require_overwrites_gradient(const M& model, const Vector<typename M::scalar_type>& theta,
+                                 const typename M::batch_type& batch) {
+  using Scalar = typename M::scalar_type;
+  const double tol = Tolerance<Scalar>::relative;
+  typename M::workspace_type ws = model.make_workspace(batch.size());
+  const Index n = model.num_parameters();
+  Vector<Scalar> added = Vector<Scalar>::Zero(n);
+  const Scalar added_loss = model.loss_and_gradient(theta, batch, added, ws);
+  Vector<Scalar> written = Vector<Scalar>::Constant(n, std::numeric_limits<Scalar>::quiet_NaN());
+  CHECK(model.loss_and_gradient_overwrite(theta, batch, written, ws) == added_loss);
+  REQUIRE(written.allFinite());
+  CHECK(added.norm() > 0);
+  CHECK((written - added).norm() <= tol * added.norm());
+
+  const typename M::batch_type empty{batch.features.topRows(0), batch.targets.head(0)};
+  CHECK(model.loss_and_gradient_overwrite(theta, empty, written, ws) == Scalar(0));
+  CHECK(written == Vector<Scalar>::Zero(n));
 }
 
 /// With every feature 0, a linear model's scores are its intercepts alone, so its gradient is 0 on

@@ -106,6 +106,64 @@ void add_transposed_product(Eigen::Map<RowMatrix<Scalar>> c, const Eigen::Ref<co
 #endif
 }
 
+/// C = Aᵀ·B, all row-major (A is stored untransposed), whatever C held; see add_product().
+///
+/// Why not zero C and add: for a whole-gradient product (the Mlp's ∇W = Xᵀ·Δ, 803 KB) the zeroing
+/// is a pass of its own, after which C is out of L2 when the kernel reads it back. Here C is done
+/// in blocks of rows, each zeroed just before the kernel adds into it, while it is in cache.
+template <class Scalar>
+void set_transposed_product(Eigen::Map<RowMatrix<Scalar>> c, const Eigen::Ref<const RowMatrix<Scalar>>& a,
+                            const Eigen::Ref<const RowMatrix<Scalar>>& b, const Plan& plan, Buffers<Scalar>& buffers) {
+#if DPTRAIN_DETAIL_EIGEN_INTERNALS
+  // Eigen 3.4's sequential loop (general_matrix_matrix_product::run) on the column-major
+  // Cᵀ = Bᵀ·A: its `rows` are C's columns and its `cols` C's rows, each a contiguous row of C.
+  namespace internal = Eigen::internal;
+  using Traits = internal::gebp_traits<Scalar, Scalar>;
+  using LhsMapper = internal::const_blas_data_mapper<Scalar, Index, Eigen::ColMajor>;
+  using RhsMapper = internal::const_blas_data_mapper<Scalar, Index, Eigen::RowMajor>;
+  using ResMapper = internal::blas_data_mapper<Scalar, Index, Eigen::ColMajor, Eigen::Unaligned, 1>;
+  const Index rows = c.cols(), cols = c.rows(), depth = a.rows(), ldc = c.outerStride();
+  if (depth == 0) {
+    c.setZero();
+    return;
+  }
+  const LhsMapper lhs(b.data(), b.outerStride());
+  const RhsMapper rhs(a.data(), a.outerStride());
+  const ResMapper res(c.data(), ldc, 1);
+  internal::gemm_pack_lhs<Scalar, Index, LhsMapper, Traits::mr, Traits::LhsProgress, typename Traits::LhsPacket4Packing,
+                          Eigen::ColMajor>
+      pack_lhs;
+  internal::gemm_pack_rhs<Scalar, Index, RhsMapper, Traits::nr, Eigen::RowMajor> pack_rhs;
+  internal::gebp_kernel<Scalar, Scalar, Index, ResMapper, Traits::mr, Traits::nr, false, false> gebp;
+  // All of Bᵀ's rows in one panel if the buffer holds them: this loop packs A again for each
+  // panel. Blocks of C hold about two L1 caches (64 KB: 64 rows of 256 floats), so that each
+  // stays in L2 from its zeroing to the kernel; 16 to 128 such rows measured alike, all faster
+  // than a separate pass (benchmarks/RESULTS.md, session 19).
+  const Index kc = plan.kc;
+  const Index mc = std::min(rows, std::max(plan.mc, static_cast<Index>(buffers.lhs.size()) / kc));
+  const Index block_rows = 2 * static_cast<Index>(Eigen::l1CacheSize()) / (mc * Index{sizeof(Scalar)});
+  const Index nc = std::min({cols, plan.nc, std::max<Index>(Traits::nr, block_rows / Traits::nr * Traits::nr)});
+  for (Index i2 = 0; i2 < rows; i2 += mc) {
+    const Index actual_mc = std::min(i2 + mc, rows) - i2;
+    for (Index k2 = 0; k2 < depth; k2 += kc) {
+      const Index actual_kc = std::min(k2 + kc, depth) - k2;
+      pack_lhs(buffers.lhs.data(), lhs.getSubMapper(i2, k2), actual_kc, actual_mc);
+      for (Index j2 = 0; j2 < cols; j2 += nc) {
+        const Index actual_nc = std::min(j2 + nc, cols) - j2;
+        pack_rhs(buffers.rhs.data(), rhs.getSubMapper(k2, j2), actual_kc, actual_nc);
+        if (k2 == 0)
+          for (Index j = j2; j < j2 + actual_nc; ++j) std::fill_n(c.data() + j * ldc + i2, actual_mc, Scalar(0));
+        gebp(res.getSubMapper(i2, j2), buffers.lhs.data(), buffers.rhs.data(), actual_mc, actual_kc, actual_nc,
+             Scalar(1));
+      }
+    }
+  }
+#else
+  static_cast<void>(plan), static_cast<void>(buffers);
+  c.noalias() = a.transpose() * b;
+#endif
+}
+
 /// C += A·Bᵀ, all row-major (B is stored untransposed); see add_product().
 template <class Scalar>
 void add_product_transposed(Eigen::Map<RowMatrix<Scalar>> c, const Eigen::Ref<const RowMatrix<Scalar>>& a,

@@ -162,41 +162,18 @@ class Mlp {
    */
   Scalar loss_and_gradient(ConstVectorRef<Scalar> theta, const batch_type& batch, VectorRef<Scalar> grad,
                            Workspace& ws) const {
-    const Index m = batch.size();
-    check(theta, grad.size(), batch, ws);
-    if (m == 0) return Scalar(0);
-    forward(theta.data(), batch.features, m, ws);
-    const Scalar loss = detail::models::softmax_cross_entropy<true, Scalar>(output(ws, layers() - 1, m), batch.targets);
-    // Backward: output(ws, l, m) holds δ_{l+1} = ∂ℓ/∂z_{l+1}, the pre-activation of layer l + 1.
-    for (Index l = layers() - 1; l >= 0; --l) {
-      const Index in = width(l), out = width(l + 1);
-      const Eigen::Map<RowMatrix<Scalar>> delta = output(ws, l, m);
-      const typename Workspace::LayerPlans& plans = ws.plans[static_cast<std::size_t>(l)];
-      Eigen::Map<RowMatrix<Scalar>> grad_w(grad.data() + weights_offset(l), in, out);
-      Eigen::Map<RowVector> grad_b(grad.data() + bias_offset(l), out);
-      grad_b += delta.colwise().sum();
-      const Eigen::Ref<const RowMatrix<Scalar>> a_in = input(batch.features, ws, l, m);
-      if (narrow_layer(l)) {
-        ws.top_gradient_t.setZero();
-        detail::narrow::with_columns(out, [&](auto k) {
-          constexpr int K = decltype(k)::value;
-          detail::narrow::add_gradient<K>(a_in.data(), a_in.outerStride(), m, in, delta.data(), K,
-                                          ws.top_gradient_t.data(), in);
-          detail::narrow::add_transposed<K>(ws.top_gradient_t.data(), in, in, grad_w.data());
-        });
-      } else {
-        detail::gemm::add_transposed_product<Scalar>(grad_w, a_in, delta, plans.weights, ws.gemm);
-      }
-      if (l == 0) break;
-      Eigen::Map<RowMatrix<Scalar>> a = output(ws, l - 1, m);  // ReLU output of layer l
-      const Eigen::Map<const RowMatrix<Scalar>> w(theta.data() + weights_offset(l), in, out);
-      Eigen::Map<RowMatrix<Scalar>> back(ws.scratch.data(), m, in);
-      back.setZero();
-      detail::gemm::add_product_transposed<Scalar>(back, delta, w, plans.backward, ws.gemm);
-      // δ_l = (δ_{l+1} W_lᵀ) ⊙ 1[z_l > 0], and a_l > 0 exactly where z_l > 0: overwrite a_l.
-      a = (a.array() > Scalar(0)).select(back, Scalar(0));
-    }
-    return loss;
+    return backpropagate<false>(theta, batch, grad, ws);
+  }
+
+  /**
+   * @brief As loss_and_gradient(), but **writes** Σᵢ ∇ℓ(xᵢ, yᵢ; θ) to `grad`, whatever it held
+   * (0 for an empty batch). A worker calls it for its first micro-batch of a step instead of
+   * zeroing its gradient first (OverwritesGradient): each block of ∇W is zeroed just before its
+   * product adds into it, while in cache, which saves a pass over the whole gradient.
+   */
+  Scalar loss_and_gradient_overwrite(ConstVectorRef<Scalar> theta, const batch_type& batch, VectorRef<Scalar> grad,
+                                     Workspace& ws) const {
+    return backpropagate<true>(theta, batch, grad, ws);
   }
 
   /// Σᵢ ℓ(xᵢ, yᵢ; θ). Allocates nothing. @throws as loss_and_gradient().
@@ -316,6 +293,57 @@ class Mlp {
   // Whether layer l's products run on the narrow kernels: the output layer, with few classes.
   [[nodiscard]] bool narrow_layer(Index l) const noexcept {
     return l + 1 == layers() && classes() <= detail::narrow::max_columns;
+  }
+
+  // Σ∇ℓ added to grad, or (Overwrite) written to it.
+  template <bool Overwrite>
+  Scalar backpropagate(ConstVectorRef<Scalar> theta, const batch_type& batch, VectorRef<Scalar> grad,
+                       Workspace& ws) const {
+    const Index m = batch.size();
+    check(theta, grad.size(), batch, ws);
+    if (m == 0) {
+      if constexpr (Overwrite) grad.setZero();
+      return Scalar(0);
+    }
+    forward(theta.data(), batch.features, m, ws);
+    const Scalar loss = detail::models::softmax_cross_entropy<true, Scalar>(output(ws, layers() - 1, m), batch.targets);
+    // Backward: output(ws, l, m) holds δ_{l+1} = ∂ℓ/∂z_{l+1}, the pre-activation of layer l + 1.
+    for (Index l = layers() - 1; l >= 0; --l) {
+      const Index in = width(l), out = width(l + 1);
+      const Eigen::Map<RowMatrix<Scalar>> delta = output(ws, l, m);
+      const typename Workspace::LayerPlans& plans = ws.plans[static_cast<std::size_t>(l)];
+      Eigen::Map<RowMatrix<Scalar>> grad_w(grad.data() + weights_offset(l), in, out);
+      Eigen::Map<RowVector> grad_b(grad.data() + bias_offset(l), out);
+      if constexpr (Overwrite)
+        grad_b = delta.colwise().sum();
+      else
+        grad_b += delta.colwise().sum();
+      const Eigen::Ref<const RowMatrix<Scalar>> a_in = input(batch.features, ws, l, m);
+      if (narrow_layer(l)) {
+        ws.top_gradient_t.setZero();
+        if constexpr (Overwrite) grad_w.setZero();  // n_{L−1} × n_L: small
+        detail::narrow::with_columns(out, [&](auto k) {
+          constexpr int K = decltype(k)::value;
+          detail::narrow::add_gradient<K>(a_in.data(), a_in.outerStride(), m, in, delta.data(), K,
+                                          ws.top_gradient_t.data(), in);
+          detail::narrow::add_transposed<K>(ws.top_gradient_t.data(), in, in, grad_w.data());
+        });
+      } else {
+        if constexpr (Overwrite)
+          detail::gemm::set_transposed_product<Scalar>(grad_w, a_in, delta, plans.weights, ws.gemm);
+        else
+          detail::gemm::add_transposed_product<Scalar>(grad_w, a_in, delta, plans.weights, ws.gemm);
+      }
+      if (l == 0) break;
+      Eigen::Map<RowMatrix<Scalar>> a = output(ws, l - 1, m);  // ReLU output of layer l
+      const Eigen::Map<const RowMatrix<Scalar>> w(theta.data() + weights_offset(l), in, out);
+      Eigen::Map<RowMatrix<Scalar>> back(ws.scratch.data(), m, in);
+      back.setZero();
+      detail::gemm::add_product_transposed<Scalar>(back, delta, w, plans.backward, ws.gemm);
+      // δ_l = (δ_{l+1} W_lᵀ) ⊙ 1[z_l > 0], and a_l > 0 exactly where z_l > 0: overwrite a_l.
+      a = (a.array() > Scalar(0)).select(back, Scalar(0));
+    }
+    return loss;
   }
 
   // a_{l+1} = ReLU(a_l W_l + 1 b_lᵀ) for hidden layers, z = a_{L−1} W_{L−1} + 1 b_{L−1}ᵀ at the top.

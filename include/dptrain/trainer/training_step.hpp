@@ -180,8 +180,8 @@ class TrainingStep {
     my.worker.zero();
     if (!stopping() && !errors_.guard([&] { accumulate(me, my, s); })) my.failed = true;
     const Index samples = my.worker.samples();
-    if (opt_.weighting == Weighting::equal && samples > 0)
-      my.worker.gradient() *= Scalar(1) / static_cast<Scalar>(samples);
+    VectorMap<Scalar> gradient = my.worker.gradient();  // final: the aggregator reads it next
+    if (opt_.weighting == Weighting::equal && samples > 0) gradient *= Scalar(1) / static_cast<Scalar>(samples);
     my.part = {.loss = my.worker.loss(),
                .samples = static_cast<double>(samples),
                .busy_workers = samples > 0 ? 1.0 : 0.0,
@@ -308,7 +308,8 @@ class TrainingStep {
       }
     }
     const Index samples = w.samples();
-    if (opt_.weighting == Weighting::equal && samples > 0) w.gradient() *= Scalar(1) / static_cast<Scalar>(samples);
+    VectorMap<Scalar> gradient = w.gradient();  // final: the sum reads it next
+    if (opt_.weighting == Weighting::equal && samples > 0) gradient *= Scalar(1) / static_cast<Scalar>(samples);
     return {.loss = w.loss(),
             .samples = static_cast<double>(samples),
             .busy_workers = samples > 0 ? 1.0 : 0.0,

@@ -27,9 +27,10 @@ struct GradientWorker {
     State(const M& model, Index max_rows)
         : gradient_(model.num_parameters()), workspace_(model.make_workspace(max_rows)) {}
 
-    /// Starts a step: clears the gradient, the loss and the sample count.
+    /// Starts a step: clears the gradient, the loss and the sample count. The gradient is cleared
+    /// lazily: a model that OverwritesGradient writes the first micro-batch's instead.
     void zero() noexcept {
-      gradient_.map().setZero();
+      stale_ = true;
       loss_ = 0;
       samples_ = 0;
     }
@@ -37,17 +38,34 @@ struct GradientWorker {
     /// Adds one micro-batch's summed gradient and loss.
     void accumulate(const M& model, ConstVectorRef<Scalar> theta, const typename M::batch_type& batch) {
       if (batch.size() == 0) return;
-      loss_ += static_cast<double>(model.loss_and_gradient(theta, batch, gradient_.map(), workspace_));
+      const Scalar loss = [&] {
+        if constexpr (OverwritesGradient<M>) {
+          if (stale_) return model.loss_and_gradient_overwrite(theta, batch, gradient_.map(), workspace_);
+        } else {
+          if (stale_) gradient_.map().setZero();
+        }
+        return model.loss_and_gradient(theta, batch, gradient_.map(), workspace_);
+      }();
+      stale_ = false;
+      loss_ += static_cast<double>(loss);
       samples_ += batch.size();
     }
 
-    [[nodiscard]] VectorMap<Scalar> gradient() noexcept { return gradient_.map(); }
+    /// The gradient summed since zero() (0 if no micro-batch had rows).
+    [[nodiscard]] VectorMap<Scalar> gradient() noexcept {
+      if (stale_) {
+        gradient_.map().setZero();
+        stale_ = false;
+      }
+      return gradient_.map();
+    }
     [[nodiscard]] double loss() const noexcept { return loss_; }
     [[nodiscard]] Index samples() const noexcept { return samples_; }
 
    private:
     AlignedBuffer<Scalar> gradient_;
     typename M::workspace_type workspace_;
+    bool stale_ = true;  // the gradient holds an earlier step's sum
     double loss_ = 0;
     Index samples_ = 0;
   };
