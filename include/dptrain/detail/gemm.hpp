@@ -137,7 +137,7 @@ void set_transposed_product(Eigen::Map<RowMatrix<Scalar>> c, const Eigen::Ref<co
   internal::gebp_kernel<Scalar, Scalar, Index, ResMapper, Traits::mr, Traits::nr, false, false> gebp;
   // All of Bᵀ's rows in one panel if the buffer holds them: this loop packs A again for each
   // panel. Blocks of C hold about two L1 caches (64 KB: 64 rows of 256 floats), so that each
-  // stays in L2 from its zeroing to the kernel; 16 to 128 such rows measured alike, all faster
+  // stays in L2 from its zeroing to the kernel; 8 to 128 such rows measured alike, all faster
   // than a separate pass (benchmarks/RESULTS.md, session 19).
   const Index kc = plan.kc;
   const Index mc = std::min(rows, std::max(plan.mc, static_cast<Index>(buffers.lhs.size()) / kc));
