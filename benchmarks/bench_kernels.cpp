@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Single-core compute: each model's gradient on one micro-batch (time and GFLOP/s), the MLP's in a
-// worker (with and without its gradient zeroed first), and the fp32 FMA peak of one core, so kernel efficiency =
-// BM_Gradient GFLOPS / BM_FmaPeak GFLOPS.
+// Single-core compute: each model's gradient on one micro-batch (time and GFLOP/s), the MLP's in
+// a worker (its gradient zeroed first, or written by the model), and the fp32 FMA peak of one
+// core, so kernel efficiency = BM_Gradient GFLOPS / BM_FmaPeak GFLOPS.
 #include <dptrain/data/dense_dataset.hpp>
 #include <dptrain/workers/gradient_worker.hpp>
 
@@ -66,7 +66,8 @@ BENCHMARK_TEMPLATE(BM_Gradient, Mlp)
     ->Range(16, 256)
     ->Unit(benchmark::kMicrosecond);
 
-// The model as it is (writes:1), or seen without dptrain::OverwritesGradient (writes:0).
+// A model seen without its loss_and_gradient_overwrite (dptrain::OverwritesGradient), so that the
+// worker zeroes the gradient before the model adds to it: BM_WorkerGradient's writes:0.
 template <class M>
 struct AddsOnly {
   using scalar_type = typename M::scalar_type;

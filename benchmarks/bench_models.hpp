@@ -55,11 +55,11 @@ struct Mlp {
 /**
  * The data movement of a model's step without its arithmetic: θ and the gradient have the real
  * model's length, loss_and_gradient() reads all of θ (as a forward pass does) and adds to every
- * gradient entry (as a backward pass does; or writes it, as the model's first micro-batch of a
- * step does), and the batch is not read. Trained by the real
- * trainer, one step is then what synchronous data parallelism adds to the compute: the barriers,
- * the all-reduce of the gradients, the sharded update, and every cache line of θ and of the
- * gradients that moves between cores because another core wrote it last.
+ * gradient entry (as a backward pass does; it writes them instead where the model does, for the
+ * first micro-batch of a step), and the batch is not read. Trained by the real trainer, one step
+ * is then what synchronous data parallelism adds to the compute: the barriers, the all-reduce of
+ * the gradients, the sharded update, and every cache line of θ and of the gradients that moves
+ * between cores because another core wrote it last.
  */
 template <class Spec>
 class ExchangeOnly {
@@ -79,7 +79,7 @@ class ExchangeOnly {
     grad.array() += 1e-6f * static_cast<float>(batch.size());
     return loss(theta, batch, ws);
   }
-  // Writes every entry instead, when the real model does (dptrain::OverwritesGradient).
+  // Writes every entry, where the real model writes its gradient (dptrain::OverwritesGradient).
   float loss_and_gradient_overwrite(
       dptrain::ConstVectorRef<float> theta, const batch_type& batch, dptrain::VectorRef<float> grad,
       workspace_type& ws) const requires dptrain::OverwritesGradient<typename Spec::Model> {
