@@ -4,7 +4,8 @@
 #   1. g++, Release: every test and example; the benchmarks are built (never run here)
 #   2. clang++ (libomp) with AddressSanitizer + UndefinedBehaviorSanitizer: every test and example
 #   3. clang++ with ThreadSanitizer and libomp's Archer tool: the threaded tests
-#   4. libFuzzer: each fuzz target replays its corpus, then fuzzes for FUZZ_SECONDS (default 30)
+#   4. libFuzzer: each fuzz target replays its corpus, then fuzzes for FUZZ_SECONDS (default 30),
+#      as many targets at once as there are cores
 # Any failure, sanitizer report or fuzzer finding stops the script with a non-zero status.
 # This is the README's test command and what CI runs.
 set -euo pipefail
@@ -51,6 +52,6 @@ OMP_TOOL_LIBRARIES=/usr/lib/llvm-14/lib/libarcher.so \
 
 echo "== 4/4 libFuzzer: corpus replay, then ${FUZZ_SECONDS:-30} s of fuzzing per target, in build/fuzz"
 FUZZ_BUILD_DIR=build/fuzz FUZZ_BUILD_JOBS="$jobs" tests/fuzz/run.sh --replay
-FUZZ_BUILD_DIR=build/fuzz FUZZ_BUILD_JOBS="$jobs" tests/fuzz/run.sh "${FUZZ_SECONDS:-30}"
+FUZZ_BUILD_DIR=build/fuzz FUZZ_BUILD_JOBS="$jobs" FUZZ_JOBS="$jobs" tests/fuzz/run.sh "${FUZZ_SECONDS:-30}"
 
 echo "== all tests passed: g++, clang++ with ASan+UBSan, clang++ with TSan+Archer, and the fuzzers"

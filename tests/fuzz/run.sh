@@ -9,6 +9,7 @@
 # environment:
 #   FUZZ_BUILD_DIR   build folder (default: build/fuzz), configured on first use
 #   FUZZ_BUILD_JOBS  parallel compile jobs (default: 1)
+#   FUZZ_JOBS        targets fuzzed at once, each on one core (default: 1)
 #   FUZZ_WORK_DIR    scratch folder for corpora, logs and crash files (default: a new mktemp -d,
 #                    removed when every target passed); the committed corpus is never written
 #   CXX              the compiler to configure with (default: clang++)
@@ -78,25 +79,41 @@ if [ "$replay" = 1 ]; then
   done
 else
   work="${FUZZ_WORK_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/dptrain_fuzz.XXXXXX")}"
+  # Up to FUZZ_JOBS targets at once, each in its own folder; then the reports, in order.
+  running=0
   for target in "${targets[@]}"; do
     dir="$work/$target"
     rm -rf "$dir"
     mkdir -p "$dir/corpus"
     cp "$here/corpus/$target"/* "$dir/corpus/"
-    count=$(find "$dir/corpus" -type f | wc -l)
-    echo "== $target: fuzzing for ${seconds} s from $count seeds in $dir"
-    status=0
-    TMPDIR="$dir" "$build/$target" "${common[@]}" -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$dir/" \
-      -dict="$here/dict/$target.dict" "$dir/corpus" >"$dir/log" 2>&1 || status=$?
+    find "$dir/corpus" -type f | wc -l >"$dir/seeds"
+    echo "== $target: fuzzing for ${seconds} s from $(cat "$dir/seeds") seeds in $dir"
+    (
+      status=0
+      TMPDIR="$dir" "$build/$target" "${common[@]}" -max_total_time="$seconds" -print_final_stats=1 \
+        -artifact_prefix="$dir/" -dict="$here/dict/$target.dict" "$dir/corpus" >"$dir/log" 2>&1 || status=$?
+      echo "$status" >"$dir/status"
+    ) &
+    running=$((running + 1))
+    if [ "$running" -ge "${FUZZ_JOBS:-1}" ]; then
+      wait -n
+      running=$((running - 1))
+    fi
+  done
+  wait
+  for target in "${targets[@]}"; do
+    dir="$work/$target"
+    count=$(cat "$dir/seeds")
+    status=$(cat "$dir/status" 2>/dev/null || echo "?")
     runs=$(grep -oE 'stat::number_of_executed_units: *[0-9]+' "$dir/log" | grep -oE '[0-9]+$' || echo "?")
     rate=$(grep -oE 'stat::average_exec_per_sec: *[0-9]+' "$dir/log" | grep -oE '[0-9]+$' || echo "?")
     found=$(($(find "$dir/corpus" -type f | wc -l) - count))
     if [ "$status" = 0 ] && ! grep -qE "$findings" "$dir/log"; then
-      echo "   clean: $runs executions, $rate per second, $found new corpus inputs"
+      echo "== $target: clean: $runs executions, $rate per second, $found new corpus inputs"
     else
       failed+=("$target")
-      echo "   FAILED (exit status $status) after $runs executions; log $dir/log"
-      grep -E "$findings|^SUMMARY|Test unit written to" "$dir/log" | head -n 8 | sed 's/^/   /'
+      echo "== $target: FAILED (exit status $status) after $runs executions; log $dir/log"
+      grep -E "$findings|^SUMMARY|Test unit written to" "$dir/log" | head -n 8 | sed 's/^/   /' || true  # a log without such lines must not end the report
     fi
   done
   if [ ${#failed[@]} = 0 ] && [ -z "${FUZZ_WORK_DIR:-}" ]; then
