@@ -448,7 +448,8 @@ concept UpdatesSlices = requires(const O& o, const UpdateSlice<float, O::state_s
  * - `double lr` (the base learning rate) and `static constexpr int state_slots`;
  * - `void update(const UpdateSlice<Scalar, state_slots>&, const StepInfo&) const` for float and
  *   double: updates slice.theta (and slice.state) from slice.grad, using info.lr and info.step.
- *   Elements are independent, so any split of θ into slices gives the same result.
+ *   Elements are independent, so any split of θ into slices gives the same result; the trainer
+ *   hands each thread's slice over in parts of a few KiB (detail::scale_and_update).
  *
  * @code
  * // Optimizer: plain gradient descent, no state.

@@ -3,10 +3,12 @@
 // its biases and hyperparameter checks.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -68,6 +70,36 @@ void update_sparing_biases(const O& o, const UpdateSlice<Scalar, Slots>& s, cons
     at = bias.end();
   }
   if (at < s.theta.size()) o.update(slice_part(s, {at, s.theta.size() - at}), info);
+}
+
+/**
+ * @brief The trainer's update of a slice: `grad` (the slice's gradient, which s.grad views) times
+ * `scale`, in place, then `o.update`, block by block (4 KiB of each vector).
+ *
+ * A rule written as whole-vector expressions (Momentum's v = μv + g, then θ −= lr·v) streams
+ * every vector from L2 or beyond once per expression; a block's scaling and all of its passes
+ * read it from L1. Blocks are also cut at the bias ranges, so that each part is all bias (its
+ * biases the whole part) or none. Rules are elementwise (the Optimizer concept) and their
+ * square roots exact, so the blocks change no bit of any element.
+ */
+template <class O, class Scalar, int Slots>
+void scale_and_update(const O& o, VectorMap<Scalar> grad, Scalar scale, const UpdateSlice<Scalar, Slots>& s,
+                      const StepInfo& info) {
+  constexpr Index block = 4096 / static_cast<Index>(sizeof(Scalar));
+  const Index n = s.theta.size();
+  auto bias = s.biases.begin();
+  for (Index at = 0; at < n;) {
+    while (bias != s.biases.end() && bias->end() <= at) ++bias;
+    const bool in_bias = bias != s.biases.end() && bias->begin <= at;
+    Index end = std::min(n, (at / block + 1) * block);  // block ends stay aligned after a bias
+    if (bias != s.biases.end()) end = std::min(end, in_bias ? bias->end() : bias->begin);
+    grad.segment(at, end - at) *= scale;
+    UpdateSlice<Scalar, Slots> part = slice_part(s, {at, end - at});
+    const IndexRange whole{0, end - at};
+    if (in_bias) part.biases = std::span<const IndexRange>(&whole, 1);
+    o.update(part, info);
+    at = end;
+  }
 }
 
 /// Shortest decimal that round-trips `value` ("0.1", "-1e-08", "nan", "inf").

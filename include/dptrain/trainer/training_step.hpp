@@ -26,6 +26,7 @@
 #include "dptrain/core/update_slice.hpp"
 #include "dptrain/detail/bias_ranges.hpp"
 #include "dptrain/detail/dataset_rows.hpp"
+#include "dptrain/detail/optimizer_support.hpp"
 #include "dptrain/trainer/first_error.hpp"
 #include "dptrain/trainer/run_plan.hpp"
 #include "dptrain/trainer/scalar_collective.hpp"
@@ -231,10 +232,11 @@ class TrainingStep {
     const Slot& my = slot(me.rank);
     double factor = my.outcome.scale;
     if (opt_.clip_norm > 0 && my.outcome.norm > opt_.clip_norm) factor *= opt_.clip_norm / my.outcome.norm;
-    shard *= static_cast<Scalar>(factor);
-    optimizer_.update(slice(shard, theta_.data() + buffers_.layout.shard(me.rank).begin, buffers_.layout.shard(me.rank),
-                            biases_.of(me.rank), std::make_integer_sequence<int, slots>{}),
-                      StepInfo{my.step, lr(my.step)});
+    detail::scale_and_update(
+        optimizer_, shard, static_cast<Scalar>(factor),
+        slice(shard, theta_.data() + buffers_.layout.shard(me.rank).begin, buffers_.layout.shard(me.rank),
+              biases_.of(me.rank), std::make_integer_sequence<int, slots>{}),
+        StepInfo{my.step, lr(my.step)});
     charge(me, &WorkerReport::update);
   }
 
@@ -359,9 +361,9 @@ class TrainingStep {
                     const StepOutcome& outcome, Index step) {
     double factor = outcome.scale;
     if (opt_.clip_norm > 0 && outcome.norm > opt_.clip_norm) factor *= opt_.clip_norm / outcome.norm;
-    g *= static_cast<Scalar>(factor);
-    optimizer_.update(slice(g, theta, range, biases, std::make_integer_sequence<int, slots>{}),
-                      StepInfo{step, lr(step)});
+    detail::scale_and_update(optimizer_, g, static_cast<Scalar>(factor),
+                             slice(g, theta, range, biases, std::make_integer_sequence<int, slots>{}),
+                             StepInfo{step, lr(step)});
   }
 
   /// Worker me takes the outcome of its span's last step, and counts as its own `samples` and
