@@ -449,7 +449,7 @@ concept UpdatesSlices = requires(const O& o, const UpdateSlice<float, O::state_s
  * - `void update(const UpdateSlice<Scalar, state_slots>&, const StepInfo&) const` for float and
  *   double: updates slice.theta (and slice.state) from slice.grad, using info.lr and info.step.
  *   Elements are independent, so any split of θ into slices gives the same result; the trainer
- *   hands each thread's slice over in parts of a few KiB (detail::scale_and_update).
+ *   hands each thread's slice over in parts of 32 KiB (detail::scale_and_update).
  *
  * @code
  * // Optimizer: plain gradient descent, no state.

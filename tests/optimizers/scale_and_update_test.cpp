@@ -3,6 +3,7 @@
 // update call, bit for bit, for every optimizer, with biases across and at block boundaries.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <utility>
 #include <vector>
@@ -29,7 +30,7 @@ using dptrain_test::same_bits;
 using dptrain_test::to_scalar;
 
 template <class Scalar>
-constexpr Index blockwise_block = 4096 / static_cast<Index>(sizeof(Scalar));
+constexpr Index blockwise_block = dptrain::detail::update_block_bytes / static_cast<Index>(sizeof(Scalar));
 
 // Three steps on a slice of 3 blocks and a bit, its biases across a block boundary, at its
 // start and at its end, each step's gradient scaled by 1/3: once blockwise, once as the whole
@@ -144,5 +145,5 @@ TEST_CASE("scale_and_update: parts of at most a block, in order, each all bias o
       CHECK(calls[i].biases.empty());
     }
   }
-  for (const float x : g) CHECK(x == 1.0F);
+  CHECK(std::all_of(g.begin(), g.end(), [](float x) { return x == 1.0F; }));  // scaled once each
 }

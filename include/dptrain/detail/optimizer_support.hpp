@@ -72,20 +72,25 @@ void update_sparing_biases(const O& o, const UpdateSlice<Scalar, Slots>& s, cons
   if (at < s.theta.size()) o.update(slice_part(s, {at, s.theta.size() - at}), info);
 }
 
+/// The bytes of each vector that scale_and_update hands to the optimizer at once.
+inline constexpr Index update_block_bytes = 32 * 1024;
+
 /**
  * @brief The trainer's update of a slice: `grad` (the slice's gradient, which s.grad views) times
- * `scale`, in place, then `o.update`, block by block (4 KiB of each vector).
+ * `scale`, in place, then `o.update`, block by block (update_block_bytes of each vector).
  *
- * A rule written as whole-vector expressions (Momentum's v = μv + g, then θ −= lr·v) streams
- * every vector from L2 or beyond once per expression; a block's scaling and all of its passes
- * read it from L1. Blocks are also cut at the bias ranges, so that each part is all bias (its
- * biases the whole part) or none. Rules are elementwise (the Optimizer concept) and their
+ * A rule written as whole-vector expressions (Momentum's v = μv + g, then θ −= lr·v) reads every
+ * vector from L3 once per expression when the slice outgrows L2; a block's scaling and all of its
+ * passes find it in L2 (a block of four vectors is 128 KiB), and its eight pages a vector keep the
+ * hardware prefetchers streaming (blocks of 4 KiB were slower than whole passes where the data
+ * came from L3 either way). Blocks are also cut at the bias ranges, so that each part is all bias
+ * (its biases the whole part) or none. Rules are elementwise (the Optimizer concept) and their
  * square roots exact, so the blocks change no bit of any element.
  */
 template <class O, class Scalar, int Slots>
 void scale_and_update(const O& o, VectorMap<Scalar> grad, Scalar scale, const UpdateSlice<Scalar, Slots>& s,
                       const StepInfo& info) {
-  constexpr Index block = 4096 / static_cast<Index>(sizeof(Scalar));
+  constexpr Index block = update_block_bytes / static_cast<Index>(sizeof(Scalar));
   const Index n = s.theta.size();
   auto bias = s.biases.begin();
   for (Index at = 0; at < n;) {
