@@ -84,9 +84,11 @@ void count_samples(benchmark::State& state, double per_iteration) {
 // the callbacks as manual time (wall-clock, like UseRealTime(), which cannot be combined with it).
 
 // Seconds per optimizer step (a full 256 minibatch: drop_last) in steady state: one fit() of
-// `steps` steps, timed from inside.
+// `steps` steps, timed from inside. With `state`, also the workers' phases per step (FitReport),
+// as counters in µs, the mean over the workers: where a step's time goes at N threads.
 template <class Model>
-double seconds_per_step(const Model& model, Index threads, Index steps, bool shuffle) {
+double seconds_per_step(const Model& model, Index threads, Index steps, bool shuffle,
+                        benchmark::State* state = nullptr) {
   dptrain::Vector<float> theta = model.init_parameters(1);
   dptrain::DataParallelTrainer trainer({.threads = threads,
                                         .batch_size = batch_size,
@@ -97,14 +99,26 @@ double seconds_per_step(const Model& model, Index threads, Index steps, bool shu
                                         .drop_last = true},
                                        optimizer());
   FitClock clock;
-  trainer.fit(model, theta, fashion_train(), clock);
+  const dptrain::FitReport report = trainer.fit(model, theta, fashion_train(), clock);
+  if (state != nullptr) {
+    const double per = 1e6 / static_cast<double>(steps * std::ssize(report.workers));
+    const auto phase = [&](double dptrain::WorkerReport::*part) {
+      double sum = 0;
+      for (const dptrain::WorkerReport& w : report.workers) sum += w.*part;
+      return sum * per;
+    };
+    state->counters["compute_us"] = phase(&dptrain::WorkerReport::compute);
+    state->counters["wait_us"] = phase(&dptrain::WorkerReport::wait);
+    state->counters["aggregate_us"] = phase(&dptrain::WorkerReport::aggregate);
+    state->counters["update_us"] = phase(&dptrain::WorkerReport::update);
+  }
   return seconds(clock.begin, clock.end) / static_cast<double>(steps);
 }
 
-// One optimizer step of the model.
+// One optimizer step of the model, and its phases.
 template <class Spec>
 void BM_TrainerStep(benchmark::State& state) {
-  const double per_step = seconds_per_step(Spec::make(), state.range(0), state.max_iterations, true);
+  const double per_step = seconds_per_step(Spec::make(), state.range(0), state.max_iterations, true, &state);
   for (auto _ : state) state.SetIterationTime(per_step);
   count_samples(state, static_cast<double>(batch_size));
 }
@@ -113,7 +127,7 @@ void BM_TrainerStep(benchmark::State& state) {
 // the real model's size. Unshuffled, so the trainer reads rows in place and gathers nothing.
 template <class Spec>
 void BM_TrainerStepExchange(benchmark::State& state) {
-  const double per_step = seconds_per_step(ExchangeOnly<Spec>{}, state.range(0), state.max_iterations, false);
+  const double per_step = seconds_per_step(ExchangeOnly<Spec>{}, state.range(0), state.max_iterations, false, &state);
   for (auto _ : state) state.SetIterationTime(per_step);
   count_samples(state, static_cast<double>(batch_size));
 }
