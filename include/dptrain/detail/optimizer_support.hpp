@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Internals shared by the optimizers and schedules: an exact sqrt functor, the split of a slice at
-// its biases and hyperparameter checks.
+// its biases, the trainer's blockwise update of a slice and hyperparameter checks.
 #pragma once
 
 #include <algorithm>
