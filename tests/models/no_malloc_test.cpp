@@ -1,24 +1,10 @@
 // SPDX-License-Identifier: MIT
 // After make_workspace, the models' loss_and_gradient and loss make no heap allocation.
 //
-// How: with EIGEN_RUNTIME_NO_MALLOC every Eigen heap allocation first checks is_malloc_allowed()
-// through eigen_assert, which Release builds compile away; this file routes eigen_assert to a
-// counter instead. Both macros must precede anything that includes Eigen, so they come first.
-//
-// The models and Eigen's kernels are inline functions that other test files instantiate too, and
-// the linker keeps one copy of each, perhaps one compiled without these macros. So the calls
-// under test go through [[gnu::flatten]] functions, which inline everything they call into code
-// compiled here, and two canaries show that the counter does see allocations: a vector, and the
-// packing buffers of a matrix product too large for Eigen's stack buffers.
-#define EIGEN_RUNTIME_NO_MALLOC
-#define eigen_assert(x) ((x) ? static_cast<void>(0) : ::no_malloc_test::record_eigen_assert())
-
-namespace no_malloc_test {
-inline long eigen_asserts = 0;  // failed eigen_asserts: forbidden allocations (or any other Eigen assert)
-inline void record_eigen_assert() noexcept {
-  ++eigen_asserts;
-}
-}  // namespace no_malloc_test
+// How: models/no_malloc.hpp counts Eigen's heap allocations (it comes first, before Eigen). Two
+// canaries show that the counter does see allocations: a vector, and the packing buffers of a
+// matrix product too large for Eigen's stack buffers.
+#include "models/no_malloc.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -34,20 +20,7 @@ using dptrain::Index;
 using dptrain::Label;
 using dptrain::RowMatrix;
 using dptrain::Vector;
-using no_malloc_test::eigen_asserts;
-
-// Forbids Eigen heap allocations for its lifetime and counts the attempts.
-class NoMalloc {
- public:
-  NoMalloc() : before_(eigen_asserts) { Eigen::internal::set_is_malloc_allowed(false); }
-  ~NoMalloc() { Eigen::internal::set_is_malloc_allowed(true); }
-  NoMalloc(const NoMalloc&) = delete;
-  NoMalloc& operator=(const NoMalloc&) = delete;
-  [[nodiscard]] long attempts() const noexcept { return eigen_asserts - before_; }
-
- private:
-  long before_;
-};
+using no_malloc::NoMalloc;
 
 struct Counts {
   long loss_and_gradient = -1;
@@ -55,9 +28,9 @@ struct Counts {
 };
 
 template <class M>
-[[gnu::flatten]] Counts count_allocations(const M& model, const Vector<typename M::scalar_type>& theta,
-                                          const typename M::batch_type& batch, Vector<typename M::scalar_type>& grad,
-                                          typename M::workspace_type& ws) {
+Counts count_allocations(const M& model, const Vector<typename M::scalar_type>& theta,
+                         const typename M::batch_type& batch, Vector<typename M::scalar_type>& grad,
+                         typename M::workspace_type& ws) {
   Counts counts;
   {
     const NoMalloc guard;
@@ -91,7 +64,7 @@ void require_no_allocation(const M& model, const typename M::batch_type& batch) 
 }
 
 template <class Scalar>
-[[gnu::flatten]] long count_vector_allocation() {
+long count_vector_allocation() {
   const NoMalloc guard;
   Vector<Scalar> v(1000);
   v.setZero();
@@ -99,8 +72,7 @@ template <class Scalar>
 }
 
 template <class Scalar>
-[[gnu::flatten]] long count_product_allocation(const RowMatrix<Scalar>& a, const RowMatrix<Scalar>& b,
-                                               RowMatrix<Scalar>& c) {
+long count_product_allocation(const RowMatrix<Scalar>& a, const RowMatrix<Scalar>& b, RowMatrix<Scalar>& c) {
   const NoMalloc guard;
   Eigen::Map<RowMatrix<Scalar>> out(c.data(), c.rows(), c.cols());
   out.noalias() += a.transpose() * b;  // the shape of SoftmaxRegression's ∇W += Xᵀ(P − Y)

@@ -1,21 +1,10 @@
 // SPDX-License-Identifier: MIT
 // After make_workspace and make_buffer, the sparse models and SparseDataset::rows/gather make no heap allocation.
 //
-// The technique of no_malloc_test.cpp: with EIGEN_RUNTIME_NO_MALLOC every Eigen heap allocation
-// checks is_malloc_allowed() through eigen_assert, routed here to a counter; both macros precede
-// every include. The calls under test go through [[gnu::flatten]] functions so that the code
-// that runs is compiled in this file, with the counter. Eigen's allocations are what this sees;
-// gather() writes into the buffer's std::vectors by index only (sparse_dataset_test.cpp checks
-// that their storage never moves).
-#define EIGEN_RUNTIME_NO_MALLOC
-#define eigen_assert(x) ((x) ? static_cast<void>(0) : ::sparse_no_malloc_test::record_eigen_assert())
-
-namespace sparse_no_malloc_test {
-inline long eigen_asserts = 0;
-inline void record_eigen_assert() noexcept {
-  ++eigen_asserts;
-}
-}  // namespace sparse_no_malloc_test
+// models/no_malloc.hpp counts Eigen's heap allocations (it comes first, before Eigen); Eigen's
+// allocations are what it sees. gather() writes into the buffer's std::vectors by index only
+// (sparse_dataset_test.cpp checks that their storage never moves).
+#include "models/no_malloc.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -33,26 +22,13 @@ namespace {
 using dptrain::Index;
 using dptrain::Label;
 using dptrain::Vector;
-using sparse_no_malloc_test::eigen_asserts;
-
-class NoMalloc {
- public:
-  NoMalloc() : before_(eigen_asserts) { Eigen::internal::set_is_malloc_allowed(false); }
-  ~NoMalloc() { Eigen::internal::set_is_malloc_allowed(true); }
-  NoMalloc(const NoMalloc&) = delete;
-  NoMalloc& operator=(const NoMalloc&) = delete;
-  [[nodiscard]] long attempts() const noexcept { return eigen_asserts - before_; }
-
- private:
-  long before_;
-};
+using no_malloc::NoMalloc;
 
 // One step of a worker: gather (or view) a batch, then loss_and_gradient, loss and predict.
 template <class M, class D>
-[[gnu::flatten]] long count_allocations(const M& model, const D& data, std::span<const Index> rows, bool gather,
-                                        typename D::Buffer& buffer, const Vector<typename M::scalar_type>& theta,
-                                        Vector<typename M::scalar_type>& grad, typename M::workspace_type& ws,
-                                        Vector<Label>& out) {
+long count_allocations(const M& model, const D& data, std::span<const Index> rows, bool gather,
+                       typename D::Buffer& buffer, const Vector<typename M::scalar_type>& theta,
+                       Vector<typename M::scalar_type>& grad, typename M::workspace_type& ws, Vector<Label>& out) {
   const NoMalloc guard;
   const typename D::batch_type batch =
       gather ? data.gather(rows, buffer) : data.rows(rows.empty() ? 0 : rows.front(), static_cast<Index>(rows.size()));
@@ -62,7 +38,7 @@ template <class M, class D>
   return guard.attempts();
 }
 
-[[gnu::flatten]] long count_vector_allocation() {
+long count_vector_allocation() {
   const NoMalloc guard;
   Vector<double> v(1000);
   v.setZero();
