@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Single-core compute: each model's gradient on one micro-batch (time and GFLOP/s), the MLP's in
-// a worker (its gradient zeroed first, or written by the model), and the fp32 FMA peak of one
-// core, so kernel efficiency = BM_Gradient GFLOPS / BM_FmaPeak GFLOPS.
+// a worker (its gradient zeroed first, or written by the model), and the fp32 FMA peak and the
+// bf16 dot-product peak of one core, so kernel efficiency = BM_Gradient GFLOPS / BM_FmaPeak GFLOPS
+// (BM_Gradient<MlpBf16> / BM_Bf16Peak for the bf16 products).
 #include <dptrain/data/dense_dataset.hpp>
+#include <dptrain/models/precision.hpp>
 #include <dptrain/workers/gradient_worker.hpp>
 
 #include <benchmark/benchmark.h>
@@ -61,6 +63,11 @@ BENCHMARK_TEMPLATE(BM_Gradient, Softmax)
     ->Range(16, 256)
     ->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_Gradient, Mlp)
+    ->ArgName("rows")
+    ->RangeMultiplier(2)
+    ->Range(16, 256)
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_TEMPLATE(BM_Gradient, MlpBf16)
     ->ArgName("rows")
     ->RangeMultiplier(2)
     ->Range(16, 256)
@@ -176,6 +183,36 @@ BENCHMARK_TEMPLATE(BM_FmaPeak, Avx2);
 #endif
 #if !defined(__FMA__)
 BENCHMARK_TEMPLATE(BM_FmaPeak, Portable);
+#endif
+
+// --- bf16 dot-product peak of one core (vdpbf16ps: 16 lanes × 2 products, 64 flops) ------------
+// The same chains as BM_FmaPeak, on the instruction the Precision::bf16 kernel runs; the pairs
+// hold 0.999·(≈1) + 0.001·1 in bf16, so the accumulators stay near 1. Compiled with the kernel's
+// target attribute, and skipped on a CPU without AVX512-BF16.
+#if DPTRAIN_DETAIL_BF16_NATIVE
+DPTRAIN_DETAIL_BF16_TARGET void bf16_chains(benchmark::State& state) {
+  __m512 acc[chains];
+  for (int c = 0; c < chains; ++c) acc[c] = _mm512_set1_ps(1.0f + 0.01f * static_cast<float>(c));
+  const auto a = (__m512bh)_mm512_set1_epi32(static_cast<int>(dptrain::detail::bf16::pack(0.999f, 0.001f)));
+  const auto b = (__m512bh)_mm512_set1_epi32(static_cast<int>(dptrain::detail::bf16::pack(0.001f, 1.0f)));
+  for (auto _ : state) {
+    for (int r = 0; r < unroll; ++r)
+      for (__m512& x : acc) x = _mm512_dpbf16_ps(x, a, b);
+  }
+  float sum = 0;
+  for (const __m512& x : acc) sum += _mm512_cvtss_f32(x);
+  benchmark::DoNotOptimize(sum);
+}
+
+void BM_Bf16Peak(benchmark::State& state) {
+  if (!dptrain::detail::bf16::cpu_has_avx512_bf16()) {
+    state.SkipWithError("this CPU has no AVX512-BF16");
+    return;
+  }
+  bf16_chains(state);
+  state.counters["GFLOPS"] = giga_per_second(2.0 * 32 * chains * unroll);
+}
+BENCHMARK(BM_Bf16Peak);
 #endif
 
 }  // namespace

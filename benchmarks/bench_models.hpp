@@ -52,6 +52,13 @@ struct Mlp {
   static double gradient_flops(Index rows) { return dense_gradient_flops({784, 256, 10}, rows); }
 };
 
+/// The same MLP with bf16 products (dptrain::Precision::bf16): the same flops, in bf16.
+struct MlpBf16 {
+  using Model = dptrain::Mlp<float>;
+  static Model make() { return Model({784, 256, 10}, dptrain::Precision::bf16); }
+  static double gradient_flops(Index rows) { return Mlp::gradient_flops(rows); }
+};
+
 /**
  * The data movement of a model's step without its arithmetic: θ and the gradient have the real
  * model's length, loss_and_gradient() reads all of θ (as a forward pass does) and adds to every

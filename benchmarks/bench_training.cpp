@@ -417,6 +417,7 @@ BENCHMARK_TEMPLATE(BM_TrainerOwnTime, Softmax)->UseManualTime()->Unit(benchmark:
 BENCHMARK_TEMPLATE(BM_TrainerOwnTime, Mlp)->UseManualTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK_TEMPLATE(BM_TrainerEpoch, Softmax)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_TrainerEpoch, Mlp)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_TrainerEpoch, MlpBf16)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_TrainerEpochBytes, Softmax)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_TrainerEpochBytes, Mlp)->Apply(threads_arg)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE2(BM_TrainerEpoch, Softmax, dptrain::BalancingPartitioner)

@@ -43,7 +43,15 @@ int main(int argc, char** argv) {
   app.add_flag("--bytes", o.bytes,
                "keep the pixels as bytes, read as pixel · 1/255 (a quarter of the memory and of the bytes each "
                "shuffled batch reads)");
+  app.add_option("--precision", o.precision,
+                 "the MLP's matrix products: full (fp32) or bf16 (inputs rounded to bfloat16, fp32 accumulation, "
+                 "fp32 weights; AVX512-BF16 where the CPU has it)")
+      ->check(CLI::IsMember({"full", "bf16"}));
   CLI11_PARSE(app, argc, argv);
+  if (o.precision == "bf16" && o.model != "mlp") {
+    if (processes.lead()) std::fprintf(stderr, "fashion_mnist: --precision bf16 is an option of --model mlp\n");
+    return 2;
+  }
   if (o.synchronizer == "backup" && processes.ranks() > 1) {
     if (processes.lead()) std::fprintf(stderr, "fashion_mnist: --synchronizer backup runs in one process\n");
     return 2;
@@ -58,5 +66,7 @@ int main(int argc, char** argv) {
 
   const std::string workers = processes.describe(examples::threads_text(o.threads));
   if (processes.lead()) std::printf("%s\n", examples::machine_line(workers).c_str());
+  if (processes.lead() && o.products() == dptrain::Precision::bf16)
+    std::printf("bf16 products: %s\n", std::string(dptrain::bf16_kernel_name()).c_str());
   return o.bytes ? fashion_mnist::train_on_bytes(o, processes) : fashion_mnist::train_on_floats(o, processes);
 }

@@ -28,6 +28,15 @@ struct Options {
   std::string synchronizer = "every-step";
   std::uint64_t seed = 1;
   bool bytes = false;
+  std::string precision = "full";  // the MLP's products: full (fp32) or bf16
+
+  [[nodiscard]] dptrain::Precision products() const {
+    return precision == "bf16" ? dptrain::Precision::bf16 : dptrain::Precision::full;
+  }
+  /// "mlp", or "mlp (bf16 products)".
+  [[nodiscard]] std::string model_text() const {
+    return products() == dptrain::Precision::bf16 ? model + " (bf16 products)" : model;
+  }
 };
 
 // `Exchange`: the aggregator, or BackupWorkers, which shares each step out in chunks and needs none.
@@ -49,7 +58,7 @@ int train(const Model& model, Optimizer optimizer, Communicator communicator, co
   for (double a : evaluate.history()) std::printf(" %.4f", a);
   const std::string workers = processes.describe(examples::threads_text(report.threads));
   const std::string exchange = o.synchronizer == "backup" ? "backup workers" : o.aggregator;
-  std::printf("\n%s, %s, %s: %ld epochs on %s in %.1f s (%.0f samples/s)\ntest accuracy: %.2f%%\n", o.model.c_str(),
+  std::printf("\n%s, %s, %s: %ld epochs on %s in %.1f s (%.0f samples/s)\ntest accuracy: %.2f%%\n", o.model_text().c_str(),
               o.optimizer.c_str(), exchange.c_str(), long(report.epochs), workers.c_str(), report.seconds,
               report.samples_per_second(), 100 * accuracy);
   // On a machine shared with busy processes the synchronous step waits for workers that lost
@@ -108,9 +117,9 @@ int train_on(const Fashion& fashion, const Options& o, const examples::Processes
   if (processes.lead())
     std::printf("%ld training, %ld validation, %ld test samples%s; %s on %s, batch %ld, lr %g\n", long(train.size()),
                 long(validation.size()), long(fashion.test.size()), o.bytes ? " (pixels as bytes)" : "",
-                o.model.c_str(), workers.c_str(), long(o.batch), o.lr);
+                o.model_text().c_str(), workers.c_str(), long(o.batch), o.lr);
   const Run<decltype(train)> run{train, validation, fashion.test, o, processes};
-  if (o.model == "mlp") return with_optimizer(dptrain::Mlp<float>({784, 256, 10}), run);
+  if (o.model == "mlp") return with_optimizer(dptrain::Mlp<float>({784, 256, 10}, o.products()), run);
   return with_optimizer(dptrain::SoftmaxRegression<float>(784, 10), run);
 }
 

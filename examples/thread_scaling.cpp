@@ -27,6 +27,7 @@ struct Options {
   dptrain::Index batch = 256;
   dptrain::Index epochs = 1;
   dptrain::Index samples = 60000;
+  std::string precision = "full";  // the MLP's products: full (fp32) or bf16
 };
 
 std::vector<dptrain::Index> thread_counts(dptrain::Index max) {
@@ -42,7 +43,8 @@ template <class Aggregator, class Partitioner, class Model>
 void scale(const std::string& name, const Model& model, const Data& data, const Options& o,
            const examples::Processes& processes) {
   if (processes.lead()) {
-    std::printf("\n%s, %s, %s split, batch %ld, %ld samples, %ld epoch(s)\n", o.model.c_str(), name.c_str(),
+    const std::string model_text = o.precision == "bf16" ? o.model + " (bf16 products)" : o.model;
+    std::printf("\n%s, %s, %s split, batch %ld, %ld samples, %ld epoch(s)\n", model_text.c_str(), name.c_str(),
                 o.partitioner.c_str(), long(o.batch), long(data.size()), long(o.epochs));
     std::printf(
         "ranks  threads  s/epoch  samples/s  speedup  efficiency   compute    wait  aggregate  update   hooks  share "
@@ -123,7 +125,14 @@ int main(int argc, char** argv) {
   app.add_option("--batch", o.batch, "global minibatch size")->check(CLI::PositiveNumber);
   app.add_option("--epochs", o.epochs, "epochs per measurement")->check(CLI::PositiveNumber);
   app.add_option("--samples", o.samples, "training samples used (at most 60000)")->check(CLI::PositiveNumber);
+  app.add_option("--precision", o.precision,
+                 "the MLP's matrix products: full (fp32) or bf16 (inputs rounded to bfloat16, fp32 accumulation)")
+      ->check(CLI::IsMember({"full", "bf16"}));
   CLI11_PARSE(app, argc, argv);
+  if (o.precision == "bf16" && o.model != "mlp") {
+    if (processes.lead()) std::fprintf(stderr, "thread_scaling: --precision bf16 is an option of --model mlp\n");
+    return 2;
+  }
 
   const std::string threads = "1 to " + std::to_string(o.max_threads) + " threads";
   if (processes.lead())
@@ -131,6 +140,8 @@ int main(int argc, char** argv) {
                                                    ? "1 to " + std::to_string(processes.ranks()) + " ranks × " + threads
                                                    : threads)
                             .c_str());
+  if (processes.lead() && o.precision == "bf16")
+    std::printf("bf16 products: %s\n", std::string(dptrain::bf16_kernel_name()).c_str());
   examples::FashionMnist fashion = examples::load_fashion_mnist(processes.lead());
   auto& data = fashion.train;
   if (o.samples < data.size()) {
@@ -140,5 +151,7 @@ int main(int argc, char** argv) {
   if (o.model == "softmax")
     scale_all(dptrain::SoftmaxRegression<float>(784, 10), data, o, processes);
   else
-    scale_all(dptrain::Mlp<float>({784, 256, 10}), data, o, processes);
+    scale_all(dptrain::Mlp<float>({784, 256, 10},
+                                  o.precision == "bf16" ? dptrain::Precision::bf16 : dptrain::Precision::full),
+              data, o, processes);
 }

@@ -16,7 +16,15 @@ With --ddp N: DistributedDataParallel over N processes (gloo, on this machine), 
 seeded order, as dptrain's ranks split it (the reference for issue 14: dptrain under mpirun).
 
   python3 benchmarks/compare/pytorch_fmnist.py --model mlp --ddp 2 --threads 1 --epochs 5
+
+With --precision bf16: the forward and backward passes under torch.autocast("cpu",
+dtype=torch.bfloat16), PyTorch's mixed precision (bf16 matrix products, float32 weights, gradients
+and optimizer state): the reference for dptrain's Mlp with Precision::bf16 (issue 35).
+
+  python3 benchmarks/compare/pytorch_fmnist.py --model mlp --threads 1 --precision bf16
 """
+
+import contextlib
 
 import argparse
 import gzip
@@ -119,10 +127,19 @@ def train(args, x, y):
             if xb.dtype == torch.uint8:
                 xb = xb.to(torch.float32).mul_(1.0 / 255.0)  # --bytes: as dptrain's ByteDataset reads them
             optimizer.zero_grad(set_to_none=True)
-            loss_fn(model(xb), yb).backward()
+            with autocast(args):
+                loss = loss_fn(model(xb), yb)
+            loss.backward()
             optimizer.step()
         times.append(time.perf_counter() - start)
     return model, times
+
+
+def autocast(args):
+    """bf16 autocast for --precision bf16, nothing otherwise."""
+    if args.precision == "bf16":
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    return contextlib.nullcontext()
 
 
 def train_ddp(rank, args, x, y, port):
@@ -179,10 +196,14 @@ def main():
     p.add_argument("--json", action="store_true", help="print one JSON line instead of text")
     p.add_argument("--bytes", action="store_true",
                    help="keep the training pixels as uint8 and scale each batch (as dptrain's ByteDataset)")
+    p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                   help="bf16: forward and backward under torch.autocast('cpu', dtype=torch.bfloat16)")
     p.add_argument("--ddp", type=int, default=0, help="DistributedDataParallel over this many processes (gloo)")
     p.add_argument("--port", type=int, default=29517, help="--ddp: the rendezvous port on 127.0.0.1")
     args = p.parse_args()
 
+    if args.ddp > 0 and args.precision == "bf16":
+        p.error("--precision bf16 is measured in one process (without --ddp)")
     if args.ddp > 0:
         context = torch.multiprocessing.get_context("spawn")
         results = context.SimpleQueue()
@@ -196,12 +217,13 @@ def main():
         x, y, x_test, y_test, source = load_fashion_mnist(args.data, args.bytes)
         x, y = x[: args.samples].contiguous(), y[: args.samples].contiguous()
         model, times = train(args, x, y)
-        with torch.no_grad():
+        with torch.no_grad(), autocast(args):
             accuracy = (model(x_test).argmax(dim=1) == y_test).float().mean().item()
         samples = x.shape[0]
     median = statistics.median(times)
     result = {
         "model": args.model,
+        "precision": args.precision,
         "processes": max(args.ddp, 1),
         "threads": args.threads,
         "batch": args.batch,
@@ -220,7 +242,8 @@ def main():
         print(json.dumps(result))
         return
     ddp = f"DDP (gloo) over {args.ddp} processes x " if args.ddp else ""
-    print(f"{source}; PyTorch {torch.__version__}, {args.model}, {ddp}{args.threads} threads, batch {args.batch}")
+    print(f"{source}; PyTorch {torch.__version__}, {args.model} ({args.precision}), {ddp}{args.threads} threads, "
+          f"batch {args.batch}")
     print("epoch seconds: " + " ".join(f"{t:.3f}" for t in times))
     print(f"BLAS: {' '.join(loaded_blas())}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '')}")
     print(f"median {median:.3f} s/epoch, {samples / median:.0f} samples/s, test accuracy {100 * accuracy:.2f}%")

@@ -42,6 +42,7 @@
 #include "dptrain/models/linear_regression.hpp"
 #include "dptrain/models/logistic_regression.hpp"
 #include "dptrain/models/mlp.hpp"
+#include "dptrain/models/precision.hpp"
 #include "dptrain/models/softmax_regression.hpp"
 #include "dptrain/models/sparse_logistic_regression.hpp"
 #include "dptrain/models/sparse_softmax_regression.hpp"

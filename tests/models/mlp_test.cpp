@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "dptrain/models/gradient_check.hpp"
 #include "dptrain/models/mlp.hpp"
 #include "dptrain/models/softmax_regression.hpp"
 #include "models/model_test_support.hpp"
@@ -313,4 +314,72 @@ TEST_CASE("Mlp: bias_ranges is every layer's b_l", "[models]") {
         std::vector<dptrain::IndexRange>{{784 * 256, 256}, {785 * 256 + 256 * 10, 10}});
   // One weight layer: the same biases as SoftmaxRegression, whose θ layout it shares.
   CHECK(Mlp<float>({7, 3}).bias_ranges() == dptrain::SoftmaxRegression<float>(7, 3).bias_ranges());
+}
+
+// ---- Precision::bf16 ----
+
+namespace {
+
+double bf16_relative_distance(const Vector<float>& x, const Vector<float>& y) {
+  return static_cast<double>((x - y).norm() / std::max(1.0f, y.norm()));
+}
+
+}  // namespace
+
+TEST_CASE("Mlp bf16: loss and gradient are the full-precision ones within bf16's rounding, and not equal to them",
+          "[models][bf16]") {
+  // Hidden layers on GEMM (bf16), and an output layer both narrow (fp32) and on GEMM (bf16).
+  const Index classes = GENERATE(Index{3}, wide_top);
+  INFO(classes << " classes, bf16 kernel " << dptrain::bf16_kernel_name());
+  const Mlp<float> full({37, 24, 19, classes});
+  const Mlp<float> mixed({37, 24, 19, classes}, dptrain::Precision::bf16);
+  CHECK(mixed.precision() == dptrain::Precision::bf16);
+  CHECK(mixed.num_parameters() == full.num_parameters());
+  const RowMatrix<float> x = dptrain::test::random_features<float>(29, 37, 141);
+  const Vector<Label> y = dptrain::test::random_labels(29, classes, 142);
+  const Vector<float> theta = mixed.init_parameters(143);
+  auto ws_full = full.make_workspace(29);
+  auto ws_mixed = mixed.make_workspace(29);
+  Vector<float> g_full = Vector<float>::Zero(full.num_parameters()), g_mixed = g_full;
+  const float l_full = full.loss_and_gradient(theta, {x, y}, g_full, ws_full);
+  const float l_mixed = mixed.loss_and_gradient(theta, {x, y}, g_mixed, ws_mixed);
+  // bf16 keeps 8 significant bits (relative rounding 2⁻⁹ ≈ 0.2%) of every product input. The
+  // gradient moves further (3% and 7% here): a hidden unit whose pre-activation is near 0 may
+  // change side of ReLU's kink, and gradients cancel. A wrong product would be off by O(1).
+  CHECK(l_mixed == Approx(l_full).epsilon(1e-2));
+  CHECK(bf16_relative_distance(g_mixed, g_full) < 0.1);
+  CHECK(g_mixed != g_full);  // the mode is on: the products did round
+  CHECK(mixed.loss(theta, {x, y}, ws_mixed) == l_mixed);
+  // Overwrite and add agree, as in full precision.
+  Vector<float> g_overwrite = Vector<float>::Constant(full.num_parameters(), 7.0f);
+  CHECK(mixed.loss_and_gradient_overwrite(theta, {x, y}, g_overwrite, ws_mixed) == l_mixed);
+  CHECK(g_overwrite == g_mixed);
+}
+
+TEST_CASE("Mlp bf16: backpropagation matches finite differences at bf16 tolerances", "[models][bf16]") {
+  // The mixed loss rounds θ to 8 bits, so it is a staircase at the scale of θ's bf16 spacing:
+  // steps of 5% of |θ| reach across many stairs, and the tolerance is bf16's, not float's.
+  const Mlp<float> model({6, 9, 8, 3}, dptrain::Precision::bf16);
+  const RowMatrix<float> x = dptrain::test::random_features<float>(4, 6, 151);
+  const Vector<Label> y = dptrain::test::random_labels(4, 3, 152);
+  const Vector<float> theta = dptrain::test::random_vector<float>(model.num_parameters(), 0.6, 153);
+  const dptrain::GradientCheckResult r =
+      dptrain::gradient_check(model, theta, {x, y}, {.epsilon = 0.05, .tolerance = 0.1});
+  INFO("worst coordinate " << r.worst_index << ": analytic " << r.analytic << ", numeric " << r.numeric
+                           << ", rel error " << r.max_rel_error);
+  CHECK(r.passed);
+}
+
+TEST_CASE("Mlp bf16: asked of a double model, or with a full-precision workspace, it is refused", "[models][bf16]") {
+  CHECK_THROWS_WITH(Mlp<double>({4, 5, 3}, dptrain::Precision::bf16),
+                    Catch::Contains("Precision::bf16 needs Mlp<float>"));
+  const Mlp<float> full({4, 20, 3});
+  const Mlp<float> mixed({4, 20, 3}, dptrain::Precision::bf16);
+  auto ws = full.make_workspace(8);
+  const Vector<float> theta = mixed.init_parameters(1);
+  const RowMatrix<float> x = dptrain::test::random_features<float>(8, 4, 3);
+  const Vector<Label> y = dptrain::test::random_labels(8, 3, 4);
+  CHECK_THROWS_WITH(mixed.loss(theta, {x, y}, ws), Catch::Contains("workspace was made for another model"));
+  auto mixed_ws = mixed.make_workspace(8);
+  CHECK_NOTHROW(full.loss(theta, {x, y}, mixed_ws));  // a bf16 workspace has everything a full one has
 }

@@ -8,6 +8,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <type_traits>
+
 #include "dptrain/models/linear_regression.hpp"
 #include "dptrain/models/logistic_regression.hpp"
 #include "dptrain/models/mlp.hpp"
@@ -128,6 +130,8 @@ TEMPLATE_TEST_CASE("Models at MNIST scale allocate nothing either", "[models]", 
   require_no_allocation(dptrain::SoftmaxRegression<TestType>(784, 10), {x, y});
   require_no_allocation(dptrain::Mlp<TestType>({784, 256, 10}), {x, y});
   require_no_allocation(dptrain::Mlp<TestType>({784, 128, 64, 10}), {x, y});
+  if constexpr (std::is_same_v<TestType, float>)
+    require_no_allocation(dptrain::Mlp<float>({784, 256, 10}, dptrain::Precision::bf16), {x, y});
   const Vector<Label> binary = dptrain::test::random_labels(256, 2, 353);
   require_no_allocation(dptrain::LogisticRegression<TestType>(784), {x, binary});
 }
