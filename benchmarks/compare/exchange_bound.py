@@ -49,7 +49,8 @@ def summary(rows, label):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("binary")
-    parser.add_argument("--model", choices=["Mlp", "Softmax"], default="Mlp")
+    parser.add_argument("--model", choices=["Mlp", "MlpBf16", "Softmax"], default="Mlp",
+                        help="MlpBf16: the MLP with bf16 products (Precision::bf16)")
     parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument("--min-time", default="0.5")
     args = parser.parse_args()
