@@ -186,10 +186,11 @@ BENCHMARK_TEMPLATE(BM_FmaPeak, Portable);
 #endif
 
 // --- bf16 dot-product peak of one core (vdpbf16ps: 16 lanes × 2 products, 64 flops) ------------
-// As BM_FmaPeak, on the instruction the Precision::bf16 kernel runs; the pairs hold
-// 0.999·(≈1) + 0.001·1 in bf16, so the accumulators stay near 1. Compiled with the kernel's target
-// attribute, and skipped on a CPU without AVX512-BF16. 16 chains: vdpbf16ps's latency is longer
-// than an FMA's, and on an AMD EPYC Zen 5 8, 12 and 16 chains reached 300, 415 and 447 GFLOPS.
+// As BM_FmaPeak, on the instruction the Precision::bf16 kernel runs: each step adds about 0.002
+// (the bf16 pairs 0.999·0.001 + 0.001·1), so the accumulators grow slowly and stay normal.
+// Compiled with the kernel's target attribute, and skipped on a CPU without AVX512-BF16. 16 chains:
+// vdpbf16ps's latency is longer than an FMA's; on an AMD EPYC Zen 5, 8, 12 and 16 chains reached
+// 300, 415 and 447 GFLOPS.
 #if DPTRAIN_DETAIL_BF16_NATIVE
 constexpr int bf16_chains = 16;
 

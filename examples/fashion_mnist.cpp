@@ -66,7 +66,7 @@ int main(int argc, char** argv) {
 
   const std::string workers = processes.describe(examples::threads_text(o.threads));
   if (processes.lead()) std::printf("%s\n", examples::machine_line(workers).c_str());
-  if (processes.lead() && o.products() == dptrain::Precision::bf16)
+  if (processes.lead() && o.mlp_precision() == dptrain::Precision::bf16)
     std::printf("bf16 products: %s\n", std::string(dptrain::bf16_kernel_name()).c_str());
   return o.bytes ? fashion_mnist::train_on_bytes(o, processes) : fashion_mnist::train_on_floats(o, processes);
 }

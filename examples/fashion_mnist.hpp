@@ -30,12 +30,12 @@ struct Options {
   bool bytes = false;
   std::string precision = "full";  // the MLP's products: full (fp32) or bf16
 
-  [[nodiscard]] dptrain::Precision products() const {
+  [[nodiscard]] dptrain::Precision mlp_precision() const {
     return precision == "bf16" ? dptrain::Precision::bf16 : dptrain::Precision::full;
   }
   /// "mlp", or "mlp (bf16 products)".
   [[nodiscard]] std::string model_text() const {
-    return products() == dptrain::Precision::bf16 ? model + " (bf16 products)" : model;
+    return mlp_precision() == dptrain::Precision::bf16 ? model + " (bf16 products)" : model;
   }
 };
 
@@ -119,7 +119,7 @@ int train_on(const Fashion& fashion, const Options& o, const examples::Processes
                 long(validation.size()), long(fashion.test.size()), o.bytes ? " (pixels as bytes)" : "",
                 o.model_text().c_str(), workers.c_str(), long(o.batch), o.lr);
   const Run<decltype(train)> run{train, validation, fashion.test, o, processes};
-  if (o.model == "mlp") return with_optimizer(dptrain::Mlp<float>({784, 256, 10}, o.products()), run);
+  if (o.model == "mlp") return with_optimizer(dptrain::Mlp<float>({784, 256, 10}, o.mlp_precision()), run);
   return with_optimizer(dptrain::SoftmaxRegression<float>(784, 10), run);
 }
 

@@ -7,7 +7,8 @@ times dptrain's epoch (BM_TrainerEpoch, 3 repetitions) and then PyTorch's (run_p
 epochs) for one model and thread count; the ratio is taken within each round, and the median
 over rounds is reported with its spread. With --bytes dptrain keeps the pixels as bytes
 (ByteDataset) and PyTorch is timed both ways, float pixels and uint8 pixels scaled per batch: the
-faster of the two counts.
+faster of the two counts. With --precision bf16 (MLP only) both sides run their bf16 products:
+dptrain's Mlp with Precision::bf16 (BM_TrainerEpoch<MlpBf16>), PyTorch under torch.autocast.
 
   python3 benchmarks/compare/interleaved.py build/bench/benchmarks/dptrain_benchmarks \\
       --model softmax --threads 1 --rounds 5
@@ -40,9 +41,9 @@ def dptrain_epoch(binary, model, threads, as_bytes):
     return statistics.median(b["real_time"] * scale[b["time_unit"]] for b in runs)
 
 
-def pytorch_epoch(model, threads, as_bytes):
+def pytorch_epoch(model, threads, as_bytes, precision):
     """Median seconds per epoch of run_pytorch.sh, 5 epochs."""
-    env = dict(os.environ, MODELS=model.lower(), THREADS=str(threads), EPOCHS="5")
+    env = dict(os.environ, MODELS=model.lower(), THREADS=str(threads), EPOCHS="5", PRECISION=precision)
     if as_bytes:
         env["BYTES"] = "1"
     result = subprocess.run([os.path.join(HERE, "run_pytorch.sh")], check=True, capture_output=True, text=True, env=env)
@@ -58,17 +59,21 @@ def main():
     p.add_argument("--bytes", action="store_true",
                    help="dptrain keeps the pixels as bytes (BM_TrainerEpochBytes); PyTorch runs with float pixels and "
                         "with uint8 pixels scaled per batch (pytorch_fmnist.py --bytes), and its faster epoch counts")
+    p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                   help="bf16: the MLP's bf16 products on both sides (dptrain's MlpBf16, PyTorch's autocast)")
     args = p.parse_args()
-    model = {"softmax": "Softmax", "mlp": "Mlp"}[args.model]
+    if args.precision == "bf16" and (args.model != "mlp" or args.bytes):
+        p.error("--precision bf16 compares the MLP on float pixels")
+    model = {"softmax": "Softmax", "mlp": "MlpBf16" if args.precision == "bf16" else "Mlp"}[args.model]
     ratios = []
     columns = "PyTorch ms/epoch (floats, bytes: the faster counts)" if args.bytes else "PyTorch ms/epoch"
     print(f"{model}{', dptrain on bytes' if args.bytes else ''}, {args.threads} thread(s): round, dptrain ms/epoch, "
           f"{columns}, PyTorch / dptrain")
     for r in range(1, args.rounds + 1):
         ours = dptrain_epoch(args.binary, model, args.threads, args.bytes)
-        runs = [pytorch_epoch(args.model, args.threads, False)]
+        runs = [pytorch_epoch(args.model, args.threads, False, args.precision)]
         if args.bytes:
-            runs.append(pytorch_epoch(args.model, args.threads, True))
+            runs.append(pytorch_epoch(args.model, args.threads, True, args.precision))
         theirs = min(runs)
         ratios.append(theirs / ours)
         print(f"{r} {ours * 1e3:.1f} {' '.join(f'{t * 1e3:.1f}' for t in runs)} {ratios[-1]:.2f}", flush=True)

@@ -15,7 +15,7 @@
 #   benchmarks/compare/run_pytorch.sh results/pytorch.jsonl
 #
 # Environment: EPOCHS (default 5), THREADS ("1 2 4 …" by default), MODELS ("softmax mlp" by
-# default), BYTES (set: the training pixels kept as uint8, --bytes), PYTHON (default /usr/bin/python3,
+# default), BYTES (set: the training pixels kept as uint8, --bytes), PRECISION (bf16: autocast, --precision), PYTHON (default /usr/bin/python3,
 # Debian's, which has python3-torch; a pyenv or venv python3 first in PATH would not).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -45,6 +45,7 @@ for model in ${MODELS:-softmax mlp}; do
     env LD_LIBRARY_PATH="$blas${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" ${coretype:+OPENBLAS_CORETYPE=$coretype} \
       OMP_PROC_BIND=close OMP_PLACES=cores \
       "$python" "$here/pytorch_fmnist.py" --model "$model" --threads "$threads" --epochs "$epochs" ${BYTES:+--bytes} \
+      ${PRECISION:+--precision "$PRECISION"} \
       --json >>"$out"
   done
 done

@@ -19,7 +19,7 @@ namespace bf16 = dptrain::detail::bf16;
 using dptrain::Index;
 using dptrain::RowMatrix;
 
-float bf16_rounded(float x) { return bf16::widen(bf16::round(x)); }
+float bf16_rounded(float x) { return bf16::widen(bf16::to_bf16(x)); }
 
 // Entries over several binades, so that the accumulation's rounding matters.
 RowMatrix<float> bf16_random_matrix(Index rows, Index cols, std::mt19937& engine) {
@@ -86,7 +86,7 @@ TEST_CASE("detail::bf16: round is to nearest even, denormals to zero, NaN stays 
   CHECK(bf16::pack(1.0f, -2.0f) == (0x3f80U | (0xc000U << 16)));
 }
 
-TEST_CASE("detail::bf16: packing rounds each element as round() does, on the kernel this CPU takes",
+TEST_CASE("detail::bf16: packing rounds each element as to_bf16() does, on the kernel this CPU takes",
           "[models][bf16]") {
   // Ties, denormals, NaNs, infinities, overflow and ordinary values; odd sizes for every tail.
   std::mt19937 engine(11);
@@ -214,6 +214,36 @@ TEST_CASE("detail::bf16: the native and the portable kernels give the same bits"
 #else
   WARN("the native kernel is not compiled in this build (DPTRAIN_PORTABLE_KERNELS or not x86-64)");
 #endif
+}
+
+TEST_CASE("detail::bf16: a product that fp32 cannot hold exactly is added with one rounding, as the instruction adds it",
+          "[models][bf16]") {
+  // One pair, its even element 0: C = fma(a, b, c0). Both cases would come out otherwise from
+  // c0 + a·b rounded twice, which is all the portable kernel computes where products are exact.
+  const auto one_pair = [](float a, float b, float c0) {
+    const RowMatrix<float> lhs{{0.0f, a}}, rhs{{0.0f}, {b}};
+    bf16::Operands ops;
+    ops.reserve(1, 1, 2);
+    bf16::pack_lhs(lhs.data(), 2, 1, 2, ops);
+    bf16::pack_rhs(rhs.data(), 1, 2, 1, ops);
+    std::vector<float> results;
+    float c = c0;
+    bf16::portable_product<true>(&c, 1, 1, 1, 1, ops);
+    results.push_back(c);
+#if DPTRAIN_DETAIL_BF16_NATIVE
+    if (bf16::cpu_has_avx512_bf16()) {
+      c = c0;
+      bf16::native_product<true>(&c, 1, 1, 1, 1, ops);
+      results.push_back(c);
+    }
+#endif
+    return results;
+  };
+  // 2⁻⁷⁵ · 2⁻⁷⁵ = 2⁻¹⁵⁰, half the smallest denormal: onto an odd c0 it is a tie, to even: c0 + 2⁻¹⁴⁹.
+  const float odd = std::ldexp(1.0f + 0x1.0p-23f, -126);
+  for (const float got : one_pair(0x1.0p-75f, 0x1.0p-75f, odd)) CHECK(got == std::ldexp(1.0f + 0x1.0p-22f, -126));
+  // 2⁶⁴ · 2⁶⁴ = 2¹²⁸ overflows fp32, but 2¹²⁸ − FLT_MAX = 2¹⁰⁴ does not.
+  for (const float got : one_pair(0x1.0p64f, 0x1.0p64f, -std::numeric_limits<float>::max())) CHECK(got == 0x1.0p104f);
 }
 
 TEST_CASE("detail::bf16: an empty depth writes zero or leaves C, an empty C is not touched", "[models][bf16]") {

@@ -31,26 +31,27 @@ TEST_CASE("Fashion-MNIST: a few hundred steps of softmax regression are far abov
 
 TEST_CASE("Fashion-MNIST: the MLP with bf16 products is as accurate as with fp32", "[integration][bf16]") {
   const std::string dir = "/usr/share/datasets/fashion-mnist/";
-  if (!std::filesystem::exists(dir + "t10k-images-idx3-ubyte.gz")) {
+  if (!std::filesystem::exists(dir + "train-images-idx3-ubyte.gz")) {
     WARN("skipped: " << dir << " not found (apt-get install dataset-fashion-mnist)");
     return;
   }
-  // The example's defaults (784-256-10, Momentum 0.05 with 0.9, batch 128, the cosine schedule),
-  // on a subset: the first 8 000 test images to train on for 3 epochs, the last 2 000 held out.
-  const auto all = dptrain::read_idx<float>(dir + "t10k-images-idx3-ubyte.gz", dir + "t10k-labels-idx1-ubyte.gz");
-  const dptrain::DenseDataset<float, dptrain::Label> train{all.features.topRows(8000), all.targets.head(8000)};
-  const dptrain::DenseDataset<float, dptrain::Label> held_out{all.features.bottomRows(2000), all.targets.tail(2000)};
-  const auto held_out_accuracy = [&](dptrain::Precision precision) {
+  // The example's defaults (784-256-10, Momentum 0.05 with 0.9, batch 128, the cosine schedule)
+  // on a subset: 3 epochs on the first 20 000 training images, then the whole test set, so that
+  // 0.3 points are 30 images.
+  const auto all = dptrain::read_idx<float>(dir + "train-images-idx3-ubyte.gz", dir + "train-labels-idx1-ubyte.gz");
+  const dptrain::DenseDataset<float, dptrain::Label> train{all.features.topRows(20000), all.targets.head(20000)};
+  const auto test = dptrain::read_idx<float>(dir + "t10k-images-idx3-ubyte.gz", dir + "t10k-labels-idx1-ubyte.gz");
+  const auto test_accuracy = [&](dptrain::Precision precision) {
     const dptrain::Mlp<float> model({784, 256, 10}, precision);
     dptrain::Vector<float> theta = model.init_parameters(1);
     dptrain::DataParallelTrainer({.threads = 2, .batch_size = 128, .epochs = 3, .seed = 1},
                                  dptrain::Momentum{.lr = 0.05, .momentum = 0.9}, dptrain::CosineSchedule{})
         .fit(model, theta, train);
-    return dptrain::accuracy(model, theta, held_out, 2);
+    return dptrain::accuracy(model, theta, test, 2);
   };
-  const double full = held_out_accuracy(dptrain::Precision::full);
-  const double bf16 = held_out_accuracy(dptrain::Precision::bf16);
-  INFO("held-out accuracy: fp32 " << full << ", bf16 " << bf16 << " (" << dptrain::bf16_kernel_name() << ")");
-  CHECK(full > 0.75);
-  CHECK(std::fabs(bf16 - full) <= 0.003);  // 0.3 points: 6 of the 2 000 images
+  const double full = test_accuracy(dptrain::Precision::full);
+  const double bf16 = test_accuracy(dptrain::Precision::bf16);
+  INFO("test accuracy: fp32 " << full << ", bf16 " << bf16 << " (" << dptrain::bf16_kernel_name() << ")");
+  CHECK(full > 0.8);
+  CHECK(std::fabs(bf16 - full) <= 0.003);
 }

@@ -11,8 +11,9 @@
 // flushed to a zero of its sign). That model was checked bit for bit on an AMD EPYC Zen 5 against
 // the instructions (all 2³² conversions; 48 million dot steps, denormal sums and accumulators
 // among them), and it is the order of the pseudo-code in Intel's SDM. So the portable kernel,
-// which spells those steps out with std::fma, gives the native kernel's bits on any compiler that
-// keeps std::fma exact (no -ffast-math), whatever it contracts elsewhere.
+// which spells those steps out in standard C++, gives the native kernel's bits on any compiler
+// that keeps IEEE arithmetic (no -ffast-math), whatever it contracts; a NaN result is a NaN on
+// both, its payload and sign not necessarily the same.
 //
 // Why the native kernel is compiled with a target attribute, not -mavx512bf16: a program built for
 // any x86-64 then uses the instructions on a CPU that has them, and one built with -march=native on
@@ -22,15 +23,20 @@
 
 #include <algorithm>
 #include <bit>
+#include <cfloat>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
-#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "dptrain/core/types.hpp"
 
-#if !defined(DPTRAIN_PORTABLE_KERNELS) && defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// The native kernel needs the avx512bf16 target attribute and its __builtin_cpu_supports name:
+// GCC 11 and Clang 12 have both.
+#if !defined(DPTRAIN_PORTABLE_KERNELS) && defined(__x86_64__) && \
+    ((defined(__clang__) && __clang_major__ >= 12) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 11))
 #define DPTRAIN_DETAIL_BF16_NATIVE 1
 #include <immintrin.h>
 #else
@@ -52,7 +58,7 @@ using Word = std::uint32_t;
 
 /// x rounded to bf16 (its upper 16 bits), as vcvtneps2bf16: to nearest even, a denormal to ±0,
 /// a NaN quieted.
-[[nodiscard]] inline std::uint16_t round(float x) noexcept {
+[[nodiscard]] inline std::uint16_t to_bf16(float x) noexcept {
   const auto bits = std::bit_cast<std::uint32_t>(x);
   if ((bits & 0x7fffffffU) > 0x7f800000U) return static_cast<std::uint16_t>((bits >> 16) | 0x40U);
   if ((bits & 0x7f800000U) == 0) return static_cast<std::uint16_t>((bits >> 16) & 0x8000U);
@@ -66,7 +72,7 @@ using Word = std::uint32_t;
 
 /// Two floats rounded and packed: `even` in the low half.
 [[nodiscard]] inline Word pack(float even, float odd) noexcept {
-  return static_cast<Word>(round(even)) | (static_cast<Word>(round(odd)) << 16);
+  return static_cast<Word>(to_bf16(even)) | (static_cast<Word>(to_bf16(odd)) << 16);
 }
 
 /// The depth in pairs (an odd depth gets a zero as its last odd element).
@@ -74,6 +80,11 @@ using Word = std::uint32_t;
 
 /// Columns of a packed right-hand side: whole vectors of 16 (the kernel's width), zero-padded.
 [[nodiscard]] constexpr Index padded_columns(Index columns) noexcept { return (columns + 15) / 16 * 16; }
+
+/// The biased exponents of one pair's row of B (its nonzero elements), for the portable kernel.
+struct ExponentRange {
+  std::uint8_t odd_low, odd_high, even_low, even_high;  ///< low > high: no nonzero element
+};
 
 /// Packed operands of one product C (rows × columns) += A·B of depth k: `lhs` holds A's word of
 /// row i and pair p at i·lhs_row + p·lhs_pair (the two layouts below), `rhs` holds B as
@@ -83,22 +94,26 @@ struct Operands {
   std::vector<Word> rhs;
   Index lhs_row = 0;   ///< stride between A's rows in lhs
   Index lhs_pair = 0;  ///< stride between A's pairs in lhs
+  std::vector<ExponentRange> exponents;  ///< per pair of B: the portable kernel's scratch
 
   /// Grows the buffers for any product up to these sizes (make_workspace(), not a step).
   void reserve(Index rows, Index columns, Index depth) {
     if (fits(rows, columns, depth)) return;
-    lhs.resize(std::max(lhs.size(), static_cast<std::size_t>(rows * pairs(depth))));
-    rhs.resize(std::max(rhs.size(), static_cast<std::size_t>(pairs(depth) * padded_columns(columns))));
+    const auto np = static_cast<std::size_t>(pairs(depth));
+    lhs.resize(std::max(lhs.size(), static_cast<std::size_t>(rows) * np));
+    rhs.resize(std::max(rhs.size(), np * static_cast<std::size_t>(padded_columns(columns))));
+    exponents.resize(std::max(exponents.size(), np));
   }
 
   /// Whether the buffers hold the operands of a product of these sizes.
   [[nodiscard]] bool fits(Index rows, Index columns, Index depth) const noexcept {
-    return lhs.size() >= static_cast<std::size_t>(rows * pairs(depth)) &&
-           rhs.size() >= static_cast<std::size_t>(pairs(depth) * padded_columns(columns));
+    const auto np = static_cast<std::size_t>(pairs(depth));
+    return lhs.size() >= static_cast<std::size_t>(rows) * np &&
+           rhs.size() >= np * static_cast<std::size_t>(padded_columns(columns)) && exponents.size() >= np;
   }
 };
 
-// ---- Packing: the same bits on both paths (vcvtneps2bf16 rounds as round() does, checked for
+// ---- Packing: the same bits on both paths (vcvtneps2bf16 rounds as to_bf16() does, checked for
 // all 2³² floats on a Zen 5), the native one 16 or 32 floats at a time ----
 
 #if DPTRAIN_DETAIL_BF16_NATIVE
@@ -131,7 +146,8 @@ DPTRAIN_DETAIL_BF16_TARGET inline void native_pack_along(const float* row, Index
     const Index left = depth - k;
     const auto low = static_cast<__mmask16>(left >= 16 ? 0xffffU : (1U << left) - 1U);
     const auto high = static_cast<__mmask16>(left >= 32 ? 0xffffU : left <= 16 ? 0U : (1U << (left - 16)) - 1U);
-    const __m512i words = (__m512i)_mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(high, row + k + 16),
+    // A zero mask reads nothing; the pointer then stays inside the row.
+    const __m512i words = (__m512i)_mm512_cvtne2ps_pbh(_mm512_maskz_loadu_ps(high, high ? row + k + 16 : row),
                                                        _mm512_maskz_loadu_ps(low, row + k));
     const Index count = std::min<Index>(16, pairs(left));
     _mm512_mask_storeu_epi32(out + k / 2, static_cast<__mmask16>(count >= 16 ? 0xffffU : (1U << count) - 1U), words);
@@ -228,11 +244,43 @@ inline void pack_rhs_transposed(const float* b, Index ldb, Index columns, Index 
   return std::fabs(x) < std::numeric_limits<float>::min() ? std::copysign(0.0f, x) : x;
 }
 
+/// Whether c + a·b rounds once in this program's float arithmetic (not on x87's wider registers).
+inline constexpr bool sums_round_once = FLT_EVAL_METHOD == 0;
+
+/// ranges[p]: the exponents of the nonzero elements of B's pair p, odd and even halves apart.
+inline void exponent_ranges(const Word* rhs, Index np, Index width, ExponentRange* ranges) {
+  for (Index p = 0; p < np; ++p) {
+    unsigned odd_low = 255, odd_high = 0, even_low = 255, even_high = 0;
+    for (Index j = 0; j < width; ++j) {
+      const Word w = rhs[p * width + j];
+      const unsigned odd = (w >> 23) & 0xffU, even = (w >> 7) & 0xffU;
+      if (w & 0x7fff0000U) odd_low = std::min(odd_low, odd), odd_high = std::max(odd_high, odd);
+      if (w & 0x7fffU) even_low = std::min(even_low, even), even_high = std::max(even_high, even);
+    }
+    ranges[p] = {static_cast<std::uint8_t>(odd_low), static_cast<std::uint8_t>(odd_high),
+                 static_cast<std::uint8_t>(even_low), static_cast<std::uint8_t>(even_high)};
+  }
+}
+
+/// Whether a·b is exact in fp32 for a (a bf16 value, its biased exponent `a_exponent`) and every
+/// nonzero b whose exponents lie in [low, high]. A product of bf16 values has at most 16
+/// significant bits, so it is exact unless it overflows or falls below the normal range; with
+/// biased exponents e_a and e_b (no denormals: packing flushes them) the product's is
+/// e_a + e_b − 127 or one more, normal and finite for 128 ≤ e_a + e_b ≤ 380.
+[[nodiscard]] constexpr bool exact_products(bool a_zero, unsigned a_exponent, unsigned low, unsigned high) noexcept {
+  return a_zero || low > high || (a_exponent + low >= 128U && a_exponent + high <= 380U);
+}
+
 /// The portable kernel: the instruction's steps in standard C++, C's rows one at a time, the
-/// columns innermost (so that a compiler can vectorise them).
+/// columns innermost. Where a pair's products are all exact (always, but for values beyond fp32's
+/// normal range), fma(a, b, c) is c + a·b with one rounding, so the loop runs on plain multiplies
+/// and adds, which any compiler vectorises, contracted or not; otherwise it takes std::fma.
 template <bool Accumulate>
-void portable_product(float* c, Index ldc, Index rows, Index columns, Index np, const Operands& ops) {
+void portable_product(float* c, Index ldc, Index rows, Index columns, Index np, Operands& ops) {
   const Index width = padded_columns(columns);
+  exponent_ranges(ops.rhs.data(), np, width, ops.exponents.data());
+  const auto low = [](Word w) { return widen(static_cast<std::uint16_t>(w)); };
+  const auto high = [](Word w) { return widen(static_cast<std::uint16_t>(w >> 16)); };
   for (Index i = 0; i < rows; ++i) {
     float* row = c + i * ldc;
     if (!Accumulate)
@@ -241,11 +289,21 @@ void portable_product(float* c, Index ldc, Index rows, Index columns, Index np, 
       for (Index j = 0; j < columns; ++j) row[j] = flush(row[j]);
     for (Index p = 0; p < np; ++p) {
       const Word a = ops.lhs[static_cast<std::size_t>(i * ops.lhs_row + p * ops.lhs_pair)];
-      const float a_even = widen(static_cast<std::uint16_t>(a)), a_odd = widen(static_cast<std::uint16_t>(a >> 16));
+      const float a_even = low(a), a_odd = high(a);
       const Word* b = ops.rhs.data() + p * width;
-      for (Index j = 0; j < columns; ++j) {
-        const float odd = flush(std::fma(a_odd, widen(static_cast<std::uint16_t>(b[j] >> 16)), row[j]));
-        row[j] = flush(std::fma(a_even, widen(static_cast<std::uint16_t>(b[j])), odd));
+      const ExponentRange& e = ops.exponents[static_cast<std::size_t>(p)];
+      const bool exact = exact_products(a_odd == 0.0f, (a >> 23) & 0xffU, e.odd_low, e.odd_high) &&
+                         exact_products(a_even == 0.0f, (a >> 7) & 0xffU, e.even_low, e.even_high);
+      if (sums_round_once && exact) {
+        for (Index j = 0; j < columns; ++j) {
+          const float odd = flush(row[j] + a_odd * high(b[j]));
+          row[j] = flush(odd + a_even * low(b[j]));
+        }
+      } else {
+        for (Index j = 0; j < columns; ++j) {
+          const float odd = flush(std::fma(a_odd, high(b[j]), row[j]));
+          row[j] = flush(std::fma(a_even, low(b[j]), odd));
+        }
       }
     }
   }
@@ -321,15 +379,15 @@ DPTRAIN_DETAIL_BF16_TARGET void native_product(float* c, Index ldc, Index rows, 
       const Index left = std::min<Index>(columns - j, 16 * tile_vectors);
       __mmask16 masks[tile_vectors];
       for (int v = 0; v < tile_vectors; ++v) {
-        const Index in = std::clamp<Index>(left - 16 * v, 0, 16);
-        masks[v] = static_cast<__mmask16>((1U << in) - 1U);
+        const Index present = std::clamp<Index>(left - 16 * v, 0, 16);
+        masks[v] = static_cast<__mmask16>((1U << present) - 1U);
       }
-      const TileOperands in{ops.lhs.data(), ops.lhs_row, ops.lhs_pair, ops.rhs.data() + j, width};
+      const TileOperands operands{ops.lhs.data(), ops.lhs_row, ops.lhs_pair, ops.rhs.data() + j, width};
       const auto panel = [&]<int V>(std::integral_constant<int, V>) {
         if (!Accumulate && p0 == 0)
-          native_row_tiles<V, true>(c + j, ldc, rows, p0, p1, in, masks);
+          native_row_tiles<V, true>(c + j, ldc, rows, p0, p1, operands, masks);
         else
-          native_row_tiles<V, false>(c + j, ldc, rows, p0, p1, in, masks);
+          native_row_tiles<V, false>(c + j, ldc, rows, p0, p1, operands, masks);
       };
       static_assert(tile_vectors == 4, "the panels below cover 1 to tile_vectors vectors");
       switch ((left + 15) / 16) {
@@ -345,7 +403,7 @@ DPTRAIN_DETAIL_BF16_TARGET void native_product(float* c, Index ldc, Index rows, 
 
 /// C += A·B (Accumulate) or C = A·B from ops (packed for depth `depth`), on kernel(): the same bits either way.
 template <bool Accumulate>
-void product(float* c, Index ldc, Index rows, Index columns, Index depth, const Operands& ops) {
+void product(float* c, Index ldc, Index rows, Index columns, Index depth, Operands& ops) {
   if (rows == 0 || columns == 0) return;
 #if DPTRAIN_DETAIL_BF16_NATIVE
   if (kernel() == Kernel::avx512_bf16) {

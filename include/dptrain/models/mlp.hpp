@@ -48,9 +48,11 @@ namespace dptrain {
  *
  * With Precision::bf16 (`Mlp<float>` only) the products of every layer that runs on GEMM take
  * their inputs rounded to bfloat16 and accumulate in fp32 (detail/bf16.hpp): on AVX512-BF16 about
- * twice the multiply-adds per cycle of fp32. The narrow output layer keeps fp32: its products are
- * about 1% of a 784-256-10 network's and run on their own tiles. θ, the gradient and everything the
- * trainer does with them stay fp32 (docs/models.md, "Mixed precision").
+ * twice the multiply-adds per cycle of fp32. The narrow output layer (at most
+ * detail::narrow::max_columns classes: 16 with AVX-512, 12 with AVX) keeps fp32: its products are
+ * about 1% of a 784-256-10 network's and run on their own tiles; so `Mlp({d, k})` with few classes
+ * is all fp32 either way. θ, the gradient and everything the trainer does with them stay fp32
+ * (docs/models.md, "Mixed precision").
  *
  * @tparam Scalar float or double.
  *
@@ -160,6 +162,7 @@ class Mlp {
     for (Index l = 0; l < layers(); ++l) {
       const Index in = width(l), out = width(l + 1);
       typename Workspace::LayerPlans& plans = ws.plans[static_cast<std::size_t>(l)];
+      // GEMM plans for bf16 layers too: a workspace serves this network in either precision.
       if (!narrow_layer(l)) {
         plans.forward = ws.gemm.reserve(max_rows, out, in);
         plans.weights = ws.gemm.reserve(in, out, max_rows);
@@ -305,8 +308,12 @@ class Mlp {
   // would be overrun, not resized.
   void check_workspace(const Workspace& ws) const {
     const Index k = classes(), below = width(layers() - 1);
+    bool widths_fit =
+        ws.activations.size() == static_cast<std::size_t>(layers()) && ws.scratch.cols() >= widest_hidden_;
+    for (std::size_t l = 0; widths_fit && l < ws.activations.size(); ++l)
+      widths_fit = ws.activations[l].cols() == widths_[l + 1];
     const bool fits =
-        ws.activations.size() == static_cast<std::size_t>(layers()) &&
+        widths_fit &&
         (!narrow_layer(layers() - 1) || (ws.top_weights_t.rows() == k && ws.top_weights_t.cols() == below &&
                                          ws.top_gradient_t.rows() == k && ws.top_gradient_t.cols() == below));
     const Index capacity = ws.activations.empty() ? 0 : ws.activations.front().rows();

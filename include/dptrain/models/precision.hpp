@@ -15,22 +15,23 @@ namespace dptrain {
  * - `bf16`: mixed precision, as PyTorch's `torch.autocast("cpu", dtype=torch.bfloat16)`: each
  *   product's inputs are rounded to bfloat16 (to nearest even) and the products accumulate in
  *   fp32. θ, the gradient, the optimizer state, the reductions and checkpoints stay float: the
- *   model is `Mlp<float>` with the same θ layout. On a CPU with AVX512-BF16 (AMD Zen 4 and later,
- *   Intel Cooper Lake and later) the products run on `vdpbf16ps`, twice the multiply-adds per
- *   instruction of fp32 FMA; elsewhere on a portable kernel that gives the same bits, slower.
- *   bf16_kernel_name() says which runs.
+ *   model is `Mlp<float>` with the same θ layout. On a CPU with AVX512-BF16 (AMD Zen 4 and later;
+ *   Intel Cooper Lake, Sapphire Rapids and later Xeons) the products run on `vdpbf16ps`, twice
+ *   the multiply-adds per instruction of fp32 FMA; elsewhere on a portable kernel that gives the
+ *   same bits, slower. bf16_kernel_name() says which runs.
+ *
+ * @code
+ * dptrain::Mlp<float> model({784, 256, 10}, dptrain::Precision::bf16);
+ * std::printf("bf16 products: %s\n", std::string(dptrain::bf16_kernel_name()).c_str());
+ * @endcode
  */
 enum class Precision { full, bf16 };
 
-/// "full" or "bf16", as the examples' --precision flag spells them.
-[[nodiscard]] constexpr std::string_view precision_name(Precision p) noexcept {
-  return p == Precision::bf16 ? "bf16" : "full";
-}
-
 /**
  * @brief Which kernel runs Precision::bf16 products in this program on this CPU, for a startup
- * line: "AVX512-BF16", or "portable" with the reason (the CPU lacks the instructions, the build
- * is not for x86-64 with GCC or Clang, or DPTRAIN_PORTABLE_KERNELS forces it). Thread-safe.
+ * line. Thread-safe.
+ * @return "AVX512-BF16 (vdpbf16ps)", or "portable (…)" with the reason: the CPU lacks the
+ * instructions, the build is not for x86-64 with GCC or Clang, or DPTRAIN_PORTABLE_KERNELS forces it.
  */
 [[nodiscard]] inline std::string_view bf16_kernel_name() {
 #if DPTRAIN_DETAIL_BF16_NATIVE
@@ -40,7 +41,7 @@ enum class Precision { full, bf16 };
 #elif defined(DPTRAIN_PORTABLE_KERNELS)
   return "portable (DPTRAIN_PORTABLE_KERNELS)";
 #else
-  return "portable (the AVX512-BF16 kernel needs GCC or Clang on x86-64)";
+  return "portable (the AVX512-BF16 kernel needs GCC 11 or Clang 12 on x86-64)";
 #endif
 }
 
