@@ -149,6 +149,33 @@ TEST_CASE("Checkpoint: resuming is bitwise exact for every optimizer", "[checkpo
   }
 }
 
+TEST_CASE("Checkpoint: a full-precision run resumes with bf16 products, and back", "[checkpoint][bf16]") {
+  // θ and the optimizer state are fp32 in both precisions, and the architecture is the same.
+  const test::TempDir dir("checkpoint");
+  const auto data = test::cluster_data<float>(90, 5, 3, 4, 2.0);
+  const dptrain::Mlp<float> full({5, 7, 3});
+  const dptrain::Mlp<float> mixed({5, 7, 3}, dptrain::Precision::bf16);
+  const dptrain::TrainerOptions options{.threads = 2, .batch_size = 16, .epochs = 1000, .max_steps = 8, .seed = 5};
+  const dptrain::Momentum momentum{.lr = 0.05, .momentum = 0.9};
+  for (const bool to_bf16 : {true, false}) {
+    CAPTURE(to_bf16);
+    const dptrain::Mlp<float>& first = to_bf16 ? full : mixed;
+    const dptrain::Mlp<float>& then = to_bf16 ? mixed : full;
+    Vector<float> theta = first.init_parameters(11);
+    dptrain::Checkpoint checkpoint(first, dir.file("switch.ckpt"), {.every_epochs = 0});
+    dptrain::DataParallelTrainer(options, momentum).fit(first, theta, data, checkpoint);
+    REQUIRE(checkpoint.saves() == 1);
+    Vector<float> resumed = then.init_parameters(99);
+    const dptrain::TrainingState<float> state = dptrain::load_checkpoint(checkpoint.path(), then, resumed);
+    CHECK(resumed == theta);
+    dptrain::TrainerOptions longer = options;
+    longer.max_steps = 20;
+    const dptrain::FitReport report = dptrain::DataParallelTrainer(longer, momentum).resume(then, resumed, data, state);
+    CHECK(report.steps == 12);
+    CHECK(resumed.allFinite());
+  }
+}
+
 TEST_CASE("Checkpoint: the callback saves every N steps and epochs, once per position", "[checkpoint]") {
   const test::TempDir dir("checkpoint");
   const auto data = test::linear_data<double>(40, 3, 1);

@@ -58,6 +58,25 @@ TEST_CASE("BackupWorkers: with fixed chunks, the same theta bit for bit on any n
   CHECK(report.samples == 3 * 203);
 }
 
+TEST_CASE("BackupWorkers: with bf16 products, fixed chunks still give the same theta bit for bit on any number of threads",
+          "[synchronizers][trainer][bf16]") {
+  // A chunk's products are the same bf16 products wherever it runs, on either kernel.
+  const Problem p;
+  const dptrain::Mlp<float> mixed({12, 16, 4}, dptrain::Precision::bf16);
+  const auto train = [&](Index threads) {
+    dptrain::Vector<float> theta = mixed.init_parameters(3);
+    dptrain::DataParallelTrainer(p.options(threads), p.sgd, dptrain::BackupWorkers{.chunks = 6})
+        .fit(mixed, theta, p.data);
+    return theta;
+  };
+  const dptrain::Vector<float> one = train(1);
+  const Index threads = GENERATE(2, 3);
+  CHECK(same_bits(train(threads), one));
+  dptrain::Vector<float> full;
+  p.train(full, p.options(1), dptrain::BackupWorkers{.chunks = 6});
+  CHECK_FALSE(same_bits(one, full));  // the products did round to bf16
+}
+
 TEST_CASE("BackupWorkers: each step is the synchronous step, equal to EveryStepSynchronizer's up to rounding",
           "[synchronizers][trainer]") {
   const Problem p;
