@@ -58,9 +58,9 @@ int train(const Model& model, Optimizer optimizer, Communicator communicator, co
   for (double a : evaluate.history()) std::printf(" %.4f", a);
   const std::string workers = processes.describe(examples::threads_text(report.threads));
   const std::string exchange = o.synchronizer == "backup" ? "backup workers" : o.aggregator;
-  std::printf("\n%s, %s, %s: %ld epochs on %s in %.1f s (%.0f samples/s)\ntest accuracy: %.2f%%\n", o.model_text().c_str(),
-              o.optimizer.c_str(), exchange.c_str(), long(report.epochs), workers.c_str(), report.seconds,
-              report.samples_per_second(), 100 * accuracy);
+  std::printf("\n%s, %s, %s: %ld epochs on %s in %.1f s (%.0f samples/s)\ntest accuracy: %.2f%%\n",
+              o.model_text().c_str(), o.optimizer.c_str(), exchange.c_str(), long(report.epochs), workers.c_str(),
+              report.seconds, report.samples_per_second(), 100 * accuracy);
   // On a machine shared with busy processes the synchronous step waits for workers that lost
   // their cores (docs/trainer.md, "Shared and oversubscribed machines"). Other ranks count as
   // other work, so only a lone process says so.

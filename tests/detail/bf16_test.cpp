@@ -19,7 +19,9 @@ namespace bf16 = dptrain::detail::bf16;
 using dptrain::Index;
 using dptrain::RowMatrix;
 
-float bf16_rounded(float x) { return bf16::widen(bf16::to_bf16(x)); }
+float bf16_rounded(float x) {
+  return bf16::widen(bf16::to_bf16(x));
+}
 
 // Entries over several binades, so that the accumulation's rounding matters.
 RowMatrix<float> bf16_random_matrix(Index rows, Index cols, std::mt19937& engine) {
@@ -216,8 +218,9 @@ TEST_CASE("detail::bf16: the native and the portable kernels give the same bits"
 #endif
 }
 
-TEST_CASE("detail::bf16: a product that fp32 cannot hold exactly is added with one rounding, as the instruction adds it",
-          "[models][bf16]") {
+TEST_CASE(
+    "detail::bf16: a product that fp32 cannot hold exactly is added with one rounding, as the instruction adds it",
+    "[models][bf16]") {
   // One pair, its even element 0: C = fma(a, b, c0). Both cases would come out otherwise from
   // c0 + a·b rounded twice, which is all the portable kernel computes where products are exact.
   const auto one_pair = [](float a, float b, float c0) {

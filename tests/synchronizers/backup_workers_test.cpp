@@ -58,8 +58,9 @@ TEST_CASE("BackupWorkers: with fixed chunks, the same theta bit for bit on any n
   CHECK(report.samples == 3 * 203);
 }
 
-TEST_CASE("BackupWorkers: with bf16 products, fixed chunks still give the same theta bit for bit on any number of threads",
-          "[synchronizers][trainer][bf16]") {
+TEST_CASE(
+    "BackupWorkers: with bf16 products, fixed chunks still give the same theta bit for bit on any number of threads",
+    "[synchronizers][trainer][bf16]") {
   // A chunk's products are the same bf16 products wherever it runs, on either kernel.
   const Problem p;
   const dptrain::Mlp<float> mixed({12, 16, 4}, dptrain::Precision::bf16);

@@ -157,9 +157,9 @@ TEST_CASE("DataParallelTrainer: steps 10 to 100 make no heap allocation", "[trai
   // GEMM, and an output layer of 20 classes, wider than the narrow kernels).
   check_no_allocation<dptrain::ReduceScatterAggregator>(dptrain::Mlp<float>({6, 16, 3}, dptrain::Precision::bf16),
                                                         classes, threads, dptrain::Momentum{});
-  check_no_allocation<dptrain::ReduceScatterAggregator>(
-      dptrain::Mlp<float>({6, 24, 20}, dptrain::Precision::bf16), test::cluster_data<float>(230, 6, 20, 4), threads,
-      dptrain::Momentum{});
+  check_no_allocation<dptrain::ReduceScatterAggregator>(dptrain::Mlp<float>({6, 24, 20}, dptrain::Precision::bf16),
+                                                        test::cluster_data<float>(230, 6, 20, 4), threads,
+                                                        dptrain::Momentum{});
   // An adaptive partitioner learns every step, in the buffers of its first.
   check_no_allocation<dptrain::ReduceScatterAggregator, dptrain::BalancingPartitioner>(
       dptrain::SoftmaxRegression<float>(6, 3), classes, threads, dptrain::Momentum{});

@@ -76,10 +76,14 @@ using Word = std::uint32_t;
 }
 
 /// The depth in pairs (an odd depth gets a zero as its last odd element).
-[[nodiscard]] constexpr Index pairs(Index depth) noexcept { return (depth + 1) / 2; }
+[[nodiscard]] constexpr Index pairs(Index depth) noexcept {
+  return (depth + 1) / 2;
+}
 
 /// Columns of a packed right-hand side: whole vectors of 16 (the kernel's width), zero-padded.
-[[nodiscard]] constexpr Index padded_columns(Index columns) noexcept { return (columns + 15) / 16 * 16; }
+[[nodiscard]] constexpr Index padded_columns(Index columns) noexcept {
+  return (columns + 15) / 16 * 16;
+}
 
 /// The biased exponents of one pair's row of B (its nonzero elements), for the portable kernel.
 struct ExponentRange {
@@ -92,8 +96,8 @@ struct ExponentRange {
 struct Operands {
   std::vector<Word> lhs;
   std::vector<Word> rhs;
-  Index lhs_row = 0;   ///< stride between A's rows in lhs
-  Index lhs_pair = 0;  ///< stride between A's pairs in lhs
+  Index lhs_row = 0;                     ///< stride between A's rows in lhs
+  Index lhs_pair = 0;                    ///< stride between A's pairs in lhs
   std::vector<ExponentRange> exponents;  ///< per pair of B: the portable kernel's scratch
 
   /// Grows the buffers for any product up to these sizes (make_workspace(), not a step).
@@ -358,12 +362,23 @@ DPTRAIN_DETAIL_BF16_TARGET inline void native_row_tiles(float* c, Index ldc, Ind
   };
   static_assert(tile_rows == 6, "the tails below cover 1 to tile_rows - 1 rows");
   switch (rows - i) {
-    case 1: tail(std::integral_constant<int, 1>{}); break;
-    case 2: tail(std::integral_constant<int, 2>{}); break;
-    case 3: tail(std::integral_constant<int, 3>{}); break;
-    case 4: tail(std::integral_constant<int, 4>{}); break;
-    case 5: tail(std::integral_constant<int, 5>{}); break;
-    default: break;
+    case 1:
+      tail(std::integral_constant<int, 1>{});
+      break;
+    case 2:
+      tail(std::integral_constant<int, 2>{});
+      break;
+    case 3:
+      tail(std::integral_constant<int, 3>{});
+      break;
+    case 4:
+      tail(std::integral_constant<int, 4>{});
+      break;
+    case 5:
+      tail(std::integral_constant<int, 5>{});
+      break;
+    default:
+      break;
   }
 }
 
@@ -391,10 +406,18 @@ DPTRAIN_DETAIL_BF16_TARGET void native_product(float* c, Index ldc, Index rows, 
       };
       static_assert(tile_vectors == 4, "the panels below cover 1 to tile_vectors vectors");
       switch ((left + 15) / 16) {
-        case 1: panel(std::integral_constant<int, 1>{}); break;
-        case 2: panel(std::integral_constant<int, 2>{}); break;
-        case 3: panel(std::integral_constant<int, 3>{}); break;
-        default: panel(std::integral_constant<int, 4>{}); break;
+        case 1:
+          panel(std::integral_constant<int, 1>{});
+          break;
+        case 2:
+          panel(std::integral_constant<int, 2>{});
+          break;
+        case 3:
+          panel(std::integral_constant<int, 3>{});
+          break;
+        default:
+          panel(std::integral_constant<int, 4>{});
+          break;
       }
     }
   }

@@ -169,8 +169,8 @@ class Mlp {
       }
       if (l > 0) plans.backward = ws.gemm.reserve(max_rows, in, out);
       if (bf16_layer(l)) {
-        ws.bf16.reserve(max_rows, out, in);            // forward: a_l W_l
-        ws.bf16.reserve(in, out, max_rows);            // weights: a_lᵀ δ
+        ws.bf16.reserve(max_rows, out, in);             // forward: a_l W_l
+        ws.bf16.reserve(in, out, max_rows);             // weights: a_lᵀ δ
         if (l > 0) ws.bf16.reserve(max_rows, in, out);  // backward: δ W_lᵀ
       }
     }
@@ -312,10 +312,9 @@ class Mlp {
         ws.activations.size() == static_cast<std::size_t>(layers()) && ws.scratch.cols() >= widest_hidden_;
     for (std::size_t l = 0; widths_fit && l < ws.activations.size(); ++l)
       widths_fit = ws.activations[l].cols() == widths_[l + 1];
-    const bool fits =
-        widths_fit &&
-        (!narrow_layer(layers() - 1) || (ws.top_weights_t.rows() == k && ws.top_weights_t.cols() == below &&
-                                         ws.top_gradient_t.rows() == k && ws.top_gradient_t.cols() == below));
+    const bool fits = widths_fit && (!narrow_layer(layers() - 1) ||
+                                     (ws.top_weights_t.rows() == k && ws.top_weights_t.cols() == below &&
+                                      ws.top_gradient_t.rows() == k && ws.top_gradient_t.cols() == below));
     const Index capacity = ws.activations.empty() ? 0 : ws.activations.front().rows();
     bool bf16_fits = true;  // a workspace of a full-precision Mlp has no bf16 buffers
     for (Index l = 0; l < layers(); ++l)
