@@ -20,6 +20,7 @@
 #include "dptrain/core/team_member.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/core/update_slice.hpp"
+#include "dptrain/synchronizers/step_parts.hpp"
 
 namespace dptrain {
 
@@ -572,36 +573,6 @@ concept Communicator = std::copy_constructible<C> && requires(const C& c, Index 
 // Synchronizer: how the steps between two hook points run
 // ---------------------------------------------------------------------------------------------
 
-/// The steps a Synchronizer runs between two hook points, all in one epoch: the run's steps
-/// first … first + count − 1 (numbered from 1), which are the epoch's steps epoch_step … .
-struct StepSpan {
-  Index epoch = 0;
-  Index first = 1;
-  Index epoch_step = 0;
-  Index count = 1;
-};
-
-namespace detail {
-/// The parts DataParallelTrainer's step offers a Synchronizer (declared only: the concept checks
-/// a policy against them; the trainer's TrainingStep defines and documents them).
-struct StepPrimitives {
-  // the types a chunked loop (BackupWorkers) names
-  using Scalar = float;
-  struct WorkerState {
-    VectorMap<float> gradient();
-  };
-  struct Buffer {};
-  // the collective parts
-  void local_gradient(const TeamMember&, Index step, Index epoch_step);
-  void wait_for_workers(const TeamMember&);
-  VectorMap<float> reduce_gradients(const TeamMember&);
-  bool reduce_scalars(const TeamMember&, VectorMap<float> shard);
-  void update(const TeamMember&, VectorMap<float> shard);
-  void publish(const TeamMember&);
-  bool finish(const TeamMember&, const StepSpan&, Index k);
-};
-}  // namespace detail
-
 /**
  * @brief How the steps between two hook points run: when the workers' gradients are combined,
  * and when θ changes. Synchronous SGD reduces every step (EveryStepSynchronizer); BackupWorkers
@@ -610,40 +581,40 @@ struct StepPrimitives {
  *
  * @par Requirements
  * `template <class Step> Loop start(Step& step) const`, called once per fit() before the team
- * starts, returns the fit's loop (any state it needs, sized there); every thread of the team then
- * calls `loop.run(me, span)` for each StepSpan, which returns when the span's steps are done or
- * the team leaves training (step.outcome(me).leave). The loop composes the step's parts; the
- * collective ones, called by every worker in the same order:
- * - `step.local_gradient(me, span.first + k, span.epoch_step + k)`: this worker's micro-batches;
- * - `step.wait_for_workers(me)`: a barrier after which every local gradient is written;
- * - `step.reduce_gradients(me)`: this thread's shard of Σ G over the team (Aggregator) and the
- *   processes (Communicator);
- * - `step.reduce_scalars(me, shard)`: the one reduction of the step's scalars (loss, ‖g‖²,
- *   samples, failures, stop requests); returns whether to update θ, the same on every worker;
- * - `step.update(me, shard)`: the mean, clipping and the Optimizer on this thread's slice of θ;
- * - `step.publish(me)`: a barrier after which every worker sees the new θ;
- * - `step.finish(me, span, k)`: records the step; returns whether to leave training.
+ * starts, returns the fit's loop (any state it needs, sized there; a combination it cannot run is
+ * refused there with dptrain::invalid_argument). Every thread of the team then calls
+ * `loop.run(me, span)` for each StepSpan; it returns a SpanEnd when the span's steps are done or
+ * the team leaves training (SpanEnd::last.leave, the same on every worker).
  *
- * A loop that shares a step's work out differently (BackupWorkers) uses the step's chunked
- * parts instead and records each step itself (`step.record`). If it declares
- * `static constexpr bool runs_step_hooks = true`, the callbacks' on_step_end run from that record,
- * on the thread that ended the step, and a span is then a whole epoch even with step hooks;
- * otherwise a span is one step when a callback has on_step_end, and the hooks run between spans.
+ * The loop composes the step's parts, and only those: StepParts (synchronizers/step_parts.hpp)
+ * lists them, in three groups — what a loop may ask before it starts (StepQueries), the
+ * collective parts every worker calls in the same order (CollectiveStepParts), and the parts one
+ * thread calls at its own pace (ChunkedStepParts). Synchronous SGD is the collective parts in
+ * order: local_gradient, wait_for_workers, reduce_gradients, reduce_scalars, update, publish,
+ * finish.
+ *
+ * Step hooks: if the loop declares `static constexpr bool runs_step_hooks = true`, it calls
+ * on_step_end itself (`step.record(…, hook_point = true)`, on the thread that ended the step), and
+ * a span is a whole epoch even with step hooks; otherwise a span is one step when a callback has
+ * on_step_end, and the hooks run between spans.
  *
  * @code
  * struct EveryStep {
  *   template <class Step>
  *   struct Loop {
  *     Step* step;
- *     void run(const dptrain::TeamMember& me, const dptrain::StepSpan& span) const {
+ *     dptrain::SpanEnd run(const dptrain::TeamMember& me, const dptrain::StepSpan& span) const {
+ *       dptrain::SpanEnd end;
  *       for (dptrain::Index k = 0; k < span.count; ++k) {
  *         step->local_gradient(me, span.first + k, span.epoch_step + k);
  *         step->wait_for_workers(me);
  *         auto shard = step->reduce_gradients(me);
  *         if (step->reduce_scalars(me, shard)) step->update(me, shard);
  *         step->publish(me);
- *         if (step->finish(me, span, k)) return;
+ *         end = {k + 1, step->finish(me, span, k)};
+ *         if (end.last.leave) break;
  *       }
+ *       return end;
  *     }
  *   };
  *   template <class Step>
@@ -654,8 +625,8 @@ struct StepPrimitives {
  */
 template <class S>
 concept Synchronizer = std::copy_constructible<S> &&
-    requires(const S& s, detail::StepPrimitives& step, const TeamMember& me, const StepSpan& span) {
-  s.start(step).run(me, span);
+    requires(const S& s, detail::StepArchetype& step, const TeamMember& me, const StepSpan& span) {
+  { s.start(step).run(me, span) } -> std::same_as<SpanEnd>;
 };
 
 }  // namespace dptrain

@@ -59,6 +59,8 @@
 #include "dptrain/communicators/single_process_communicator.hpp"
 #include "dptrain/synchronizers/backup_workers.hpp"
 #include "dptrain/synchronizers/every_step_synchronizer.hpp"
+#include "dptrain/synchronizers/local_sgd.hpp"
+#include "dptrain/synchronizers/step_parts.hpp"
 
 #include "dptrain/optimizers/adagrad.hpp"
 #include "dptrain/optimizers/adam.hpp"

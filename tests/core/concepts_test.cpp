@@ -175,15 +175,18 @@ struct EveryStep {
   template <class Step>
   struct Loop {
     Step* step;
-    void run(const dptrain::TeamMember& me, const dptrain::StepSpan& span) const {
+    dptrain::SpanEnd run(const dptrain::TeamMember& me, const dptrain::StepSpan& span) const {
+      dptrain::SpanEnd end;
       for (dptrain::Index k = 0; k < span.count; ++k) {
         step->local_gradient(me, span.first + k, span.epoch_step + k);
         step->wait_for_workers(me);
         auto shard = step->reduce_gradients(me);
         if (step->reduce_scalars(me, shard)) step->update(me, shard);
         step->publish(me);
-        if (step->finish(me, span, k)) return;
+        end = {k + 1, step->finish(me, span, k)};
+        if (end.last.leave) break;
       }
+      return end;
     }
   };
   template <class Step>

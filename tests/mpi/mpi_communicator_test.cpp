@@ -395,3 +395,34 @@ TEST_CASE("MpiCommunicator: a rank OpenMP gives too few threads makes every rank
     CHECK_THAT(what, Contains("before the first step, rank " + std::to_string(world_size() - 1) +
                               " failed: dptrain::DataParallelTrainer: asked OpenMP"));
 }
+
+TEST_CASE("MpiCommunicator: LocalSgd averages every worker of every rank at the same points", "[mpi][synchronizers]") {
+  const Index threads = GENERATE(1, 2);
+  const auto threading = GENERATE(dptrain::MpiThreading::funneled, dptrain::MpiThreading::multiple);
+  if (threading == dptrain::MpiThreading::multiple && !multiple_supported()) return;
+  // Both transports: a shared-memory window for the machine's ranks, or MPI_Allreduce alone.
+  const MPI_Comm node = GENERATE(MPI_COMM_NULL, MPI_COMM_SELF);
+  const auto data = test::cluster_data<double>(96, 5, 3, 11);
+  const dptrain::Mlp<double> model({5, 7, 3});
+  const dptrain::Momentum momentum{.lr = 0.05};
+  const dptrain::LocalSgd local{.period = 3};
+  // The same workers in one process: worker r·T + t is thread t of rank r.
+  dptrain::TrainerOptions options{.threads = threads * world_size(), .batch_size = 24, .epochs = 3, .seed = 5};
+  dptrain::Vector<double> expected = model.init_parameters(3);
+  dptrain::DataParallelTrainer(options, momentum, local).fit(model, expected, data);
+
+  options.threads = threads;
+  dptrain::Vector<double> theta = model.init_parameters(3);
+  const dptrain::FitReport report =
+      dptrain::DataParallelTrainer(options, momentum, local,
+                                   dptrain::MpiCommunicator{.threading = threading, .node = node})
+          .fit(model, theta, data);
+  CHECK(report.steps == 12);
+  CHECK(test::relative_error(theta, expected) <= 1e-12);
+  if (world_size() > 1) {  // the replicas diverged between averaging points: not the synchronous step
+    dptrain::Vector<double> synchronous = model.init_parameters(3);
+    options.threads = threads * world_size();
+    dptrain::DataParallelTrainer(options, momentum).fit(model, synchronous, data);
+    CHECK(test::relative_error(theta, synchronous) > 1e-6);
+  }
+}

@@ -20,12 +20,12 @@ struct CountingSynchronizer {
   struct Loop {
     dptrain::EveryStepSynchronizer::Loop<Step> inner;
     std::atomic<Index>*spans, *steps;
-    void run(const dptrain::TeamMember& me, const dptrain::StepSpan& span) const {
+    dptrain::SpanEnd run(const dptrain::TeamMember& me, const dptrain::StepSpan& span) const {
       if (me.rank == 0) {
         spans->fetch_add(1, std::memory_order_relaxed);
         steps->fetch_add(span.count, std::memory_order_relaxed);
       }
-      inner.run(me, span);
+      return inner.run(me, span);
     }
   };
   template <class Step>
@@ -35,7 +35,60 @@ struct CountingSynchronizer {
 };
 static_assert(dptrain::Synchronizer<CountingSynchronizer>);
 
+// A synchronizer written from StepParts alone: every worker steps its own replica of θ with its
+// own gradient, then the replicas are averaged (model averaging every step). With Sgd and equal
+// micro-batches that is the synchronous step up to rounding.
+struct AverageEveryStep {
+  template <class Step>
+  struct Loop {
+    using Scalar = typename Step::Scalar;
+    Step* step;
+    std::vector<dptrain::Vector<Scalar>> replicas;  // one per thread
+    std::vector<dptrain::IndexRange> biases;        // θ's biases, for the update of a whole replica
+
+    dptrain::SpanEnd run(const dptrain::TeamMember& me, const dptrain::StepSpan& span) {
+      dptrain::VectorMap<Scalar> theta = step->theta();
+      dptrain::Vector<Scalar>& mine = replicas[static_cast<std::size_t>(me.rank)];
+      const dptrain::IndexRange all{0, theta.size()}, owned = step->shard(me);
+      dptrain::SpanEnd end;
+      for (Index k = 0; k < span.count; ++k) {
+        const Index t = span.first + k;
+        mine = theta;  // θ as the last step published it
+        dptrain::StepScalars part = step->local_gradient(me, t, span.epoch_step + k, mine);
+        part.sumsq = Step::squared_norm(step->gradient(me));
+        const dptrain::StepOutcome local = step->judge(part, t, false);  // my own step's scale and norm
+        if (local.update) step->update_range(step->gradient(me), all, mine.data(), {}, biases, local, t);
+        const dptrain::StepOutcome outcome = step->judge(step->sum_scalars(me, part), t, me.rank == 0);
+        end = {k + 1, outcome};
+        if (outcome.leave) break;
+        const dptrain::VectorMap<Scalar> sum = step->sum_vectors(me, {mine.data(), mine.size()});
+        theta.segment(owned.begin, owned.size) = sum / static_cast<Scalar>(step->workers());
+        step->publish(me);
+        step->adopt(me, outcome, static_cast<Index>(part.samples), 0);
+        if (me.rank == 0) step->record(span, k, outcome, nullptr, false);
+      }
+      return end;
+    }
+  };
+  template <class Step>
+  Loop<Step> start(Step& step) const {
+    if (Step::state_slots != 0) throw dptrain::invalid_argument("AverageEveryStep: a stateless optimizer only");
+    const Index n = step.theta().size();
+    const auto biases = step.biases(dptrain::ShardLayout<typename Step::Scalar>{n, 1}).of(0);
+    return {&step,
+            std::vector<dptrain::Vector<typename Step::Scalar>>(static_cast<std::size_t>(step.options().threads),
+                                                                dptrain::Vector<typename Step::Scalar>(n)),
+            {biases.begin(), biases.end()}};
+  }
+};
+static_assert(dptrain::Synchronizer<AverageEveryStep>);
+
 }  // namespace
+
+// The library's loops call nothing beyond StepParts: they build against a step that has nothing else.
+template struct dptrain::EveryStepSynchronizer::Loop<dptrain::detail::StepArchetype>;
+template class dptrain::BackupWorkers::Loop<dptrain::detail::StepArchetype>;
+template struct AverageEveryStep::Loop<dptrain::detail::StepArchetype>;
 
 TEST_CASE("Synchronizer: a user's synchronizer replaces the default, one span of steps per epoch",
           "[synchronizers][trainer]") {
@@ -53,4 +106,25 @@ TEST_CASE("Synchronizer: a user's synchronizer replaces the default, one span of
   CHECK((theta.array() == expected.array()).all());
   CHECK(steps.load() == report.steps);
   CHECK(spans.load() == report.epochs);  // no step hook: one span per epoch
+}
+
+TEST_CASE(
+    "Synchronizer: a loop written from StepParts (replicas, their sum, the scalars) trains as the synchronous step",
+    "[synchronizers][trainer]") {
+  const Index threads = GENERATE(1, 2, 4);
+  const auto data = test::linear_data<double>(96, 4, 3);
+  const dptrain::LinearRegression<double> model(4);
+  const dptrain::TrainerOptions options{.threads = threads, .batch_size = 16, .epochs = 3, .seed = 5};
+  dptrain::Vector<double> expected = model.init_parameters(), theta = model.init_parameters();
+  dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.05}).fit(model, expected, data);
+  const dptrain::FitReport report =
+      dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.05}, AverageEveryStep{}).fit(model, theta, data);
+  CHECK(report.steps == 18);
+  CHECK(report.samples == 96 * 3);
+  CHECK(report.workers[0].samples == 96 * 3 / threads);
+  CHECK((theta - expected).cwiseAbs().maxCoeff() < 1e-12);
+  CHECK((theta - model.init_parameters()).norm() > 0.1);  // it trained
+  CHECK_THROWS_WITH(
+      dptrain::DataParallelTrainer(options, dptrain::Momentum{.lr = 0.05}, AverageEveryStep{}).fit(model, theta, data),
+      "AverageEveryStep: a stateless optimizer only");
 }

@@ -10,6 +10,7 @@
 #include <exception>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "dptrain/concepts.hpp"
@@ -158,6 +159,7 @@ class BackupWorkers::Loop {
   using Scalar = typename Step::Scalar;
   using WorkerState = typename Step::WorkerState;
   using Buffer = typename Step::Buffer;
+  using Biases = decltype(std::declval<const Step&>().biases(std::declval<ShardLayout<Scalar>>()));
   using Clock = std::chrono::steady_clock;
 
  public:
@@ -192,7 +194,7 @@ class BackupWorkers::Loop {
   }
 
   /// Every thread of the team: the span's steps, with whichever of their work it finds free.
-  void run(const TeamMember& me, const StepSpan& span) {
+  SpanEnd run(const TeamMember& me, const StepSpan& span) {
     begin(span);
     const Index end = span.first + span.count;
     int scratch = take();
@@ -225,6 +227,7 @@ class BackupWorkers::Loop {
     pool_used_[static_cast<std::size_t>(scratch)] = 0;
     step_.adopt(me, outcome_, samples, recomputed);
     step_.charge(me, &WorkerReport::wait);
+    return {current_.load() - span.first, outcome_};
   }
 
  private:
@@ -293,8 +296,8 @@ class BackupWorkers::Loop {
     const Index n = step_.theta().size();
     std::exception_ptr failure;  // kept only if this result is the chunk's: a lost copy's is not the step's
     pool_scalars_[e] =
-        step_.chunk_gradient(pool_[e], buffers_[static_cast<std::size_t>(me.rank)], ConstVectorMap<Scalar>(theta(v), n),
-                             span.epoch_step + (t - span.first), c, chunks_, failure);
+        step_.gradient(pool_[e], buffers_[static_cast<std::size_t>(me.rank)], ConstVectorMap<Scalar>(theta(v), n),
+                       span.epoch_step + (t - span.first), Share{.index = c, .chunks = chunks_}, failure);
     readers_[v].fetch_sub(1);
     chunk_ns_.store(now() - started, std::memory_order_relaxed);
     step_.charge(me, &WorkerReport::compute);
@@ -375,10 +378,10 @@ class BackupWorkers::Loop {
   // Block b of step t's update: θ's next copy from this one, then (a finite step) the optimizer.
   void update_block(const StepSpan& span, Index t, Index b) {
     const IndexRange r = layout_.shard(b);
-    Scalar* out = theta(version(span, t + 1)) + r.begin;
-    const Scalar* in = theta(version(span, t)) + r.begin;
-    std::copy(in, in + r.size, out);
-    if (outcome_.update) step_.update_range(sum(r), r, out, biases_.of(b), outcome_, t);
+    Scalar* out = theta(version(span, t + 1));
+    const Scalar* in = theta(version(span, t));
+    std::copy(in + r.begin, in + r.end(), out + r.begin);
+    if (outcome_.update) step_.update_range(sum(r), r, out, step_.optimizer_state(), biases_.of(b), outcome_, t);
   }
 
   // The thread that updated step t's last block: records the step, frees its results, and starts
@@ -444,7 +447,7 @@ class BackupWorkers::Loop {
   Index chunks_;
   double stall_;
   ShardLayout<Scalar> layout_;  // θ's blocks
-  detail::SliceBiases biases_;  // each block's biases
+  Biases biases_;               // each block's biases
   std::vector<WorkerState> pool_;
   std::vector<std::atomic<int>> pool_used_;
   std::vector<StepScalars> pool_scalars_;  // each entry's chunk scalars

@@ -26,15 +26,18 @@ struct EveryStepSynchronizer {
     Step* step;
 
     /// Every worker: the span's steps, each one collective; see the Synchronizer concept.
-    void run(const TeamMember& me, const StepSpan& span) const {
+    SpanEnd run(const TeamMember& me, const StepSpan& span) const {
+      SpanEnd end;
       for (Index k = 0; k < span.count; ++k) {
         step->local_gradient(me, span.first + k, span.epoch_step + k);  // 1–3: θ as it is, my micro-batches
         step->wait_for_workers(me);                                     // 4–6: aggregate, decide, update
         auto shard = step->reduce_gradients(me);
         if (step->reduce_scalars(me, shard)) step->update(me, shard);
         step->publish(me);
-        if (step->finish(me, span, k)) return;
+        end = {k + 1, step->finish(me, span, k)};
+        if (end.last.leave) break;
       }
+      return end;
     }
   };
 

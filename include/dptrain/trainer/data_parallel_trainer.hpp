@@ -206,6 +206,7 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
   using Step = TrainingStep<M, D, W, P, A, O, S, Group>;
   using Record = RunRecord<Scalar, Callbacks...>;
   using Loop = decltype(std::declval<const Y&>().start(std::declval<Step&>()));
+  static_assert(StepParts<Step>, "dptrain: TrainingStep must provide every part StepParts lists");
   // A loop that calls on_step_end itself, from the thread that ends each step (BackupWorkers):
   // the steps between hook points are then whole epochs even with step hooks.
   static constexpr bool loop_runs_step_hooks = requires { requires Loop::runs_step_hooks; };
@@ -303,15 +304,14 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
       for (Index s = plan_.first_step(epoch); s < plan_.steps_per_epoch() && step < plan_.total_steps();) {
         // The steps up to the next hook point: the rest of the epoch, or one step with step hooks.
         const Index count = steps_end_in_hooks ? 1 : std::min(plan_.steps_per_epoch() - s, plan_.total_steps() - step);
-        loop_.run(me, {.epoch = epoch, .first = step + 1, .epoch_step = s, .count = count});
-        const StepOutcome& outcome = step_.outcome(me);
-        if (outcome.leave) {
-          if (me.rank == 0 && outcome.stop_requested) record_.report().stopped_by_callback = true;
+        const SpanEnd end = loop_.run(me, {.epoch = epoch, .first = step + 1, .epoch_step = s, .count = count});
+        if (end.last.leave) {
+          if (me.rank == 0 && end.last.stop_requested) record_.report().stopped_by_callback = true;
           return;
         }
-        step += count;
-        s += count;
-        if constexpr (steps_end_in_hooks) in_hooks(me, [&] { end_step_hooks(epoch, step, outcome.loss); });
+        step += end.steps;
+        s += end.steps;
+        if constexpr (steps_end_in_hooks) in_hooks(me, [&] { end_step_hooks(epoch, step, end.last.loss); });
       }
       if constexpr (Record::has_epoch_end_hooks) {  // on_epoch_end reads every worker's report
         step_.snapshot(me);
@@ -331,13 +331,13 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
   // Step k of `span` was taken: into the record (one thread per step, in step order), and, if
   // the loop runs them, to the step hooks: on that thread, with θ as the step left it, while the
   // other threads wait for the next step, so ctx.team is that thread alone.
-  static void log_step(void* self, const StepSpan& span, Index k, const StepOutcome& outcome, double lr,
-                       Scalar* theta) {
+  static void log_step(void* self, const StepSpan& span, Index k, const StepOutcome& outcome, double lr, Scalar* theta,
+                       bool hook_point) {
     Run& run = *static_cast<Run*>(self);
     const Index step = span.first + k;
     run.record_.end_step(span.epoch, span.epoch_step + k, step, outcome.loss, outcome.samples, outcome.update, lr);
     if constexpr (Record::has_step_hooks && loop_runs_step_hooks) {
-      if (run.step_.stopping()) return;
+      if (!hook_point || run.step_.stopping()) return;
       bool stop = false;
       if (!run.errors_.guard([&] {
             stop = run.record_.call(detail::on_step_end, span.epoch, step, outcome.loss, ThreadTeam(1), theta);
@@ -466,7 +466,7 @@ struct DataParallelTrainer<O, S, P, A, W, C, Y>::ArgumentCheck {
                 "const` returning a ProcessGroup");
   static_assert(roles > 0 || !SynchronizerRole::template claims<T>,
                 "dptrain: the Synchronizer policy must provide `template <class Step> Loop start(Step&) const` "
-                "returning a loop with `void run(const TeamMember&, const StepSpan&)`");
+                "returning a loop with `SpanEnd run(const TeamMember&, const StepSpan&)`");
   static_assert(roles > 0,
                 "dptrain: an argument of DataParallelTrainer after the options satisfies no policy concept "
                 "(Optimizer, Schedule, Partitioner, Aggregator, Worker, Communicator, Synchronizer)");

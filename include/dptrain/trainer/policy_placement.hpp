@@ -50,7 +50,7 @@ concept ClaimsSynchronizer = requires {
   &T::start;
 }
 || requires {
-  &T::template start<StepPrimitives>;
+  &T::template start<StepArchetype>;
 };
 
 // One role per policy: the concept that places an argument there, the near-miss test, and the

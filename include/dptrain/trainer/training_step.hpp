@@ -3,7 +3,9 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cassert>
 #include <chrono>
 #include <cmath>
 #include <exception>
@@ -24,6 +26,7 @@
 #include "dptrain/core/team_member.hpp"
 #include "dptrain/core/training_state.hpp"
 #include "dptrain/core/update_slice.hpp"
+#include "dptrain/synchronizers/step_parts.hpp"
 #include "dptrain/detail/bias_ranges.hpp"
 #include "dptrain/detail/dataset_rows.hpp"
 #include "dptrain/detail/optimizer_support.hpp"
@@ -40,21 +43,16 @@ namespace dptrain {
 template <class Scalar>
 struct StepLog {
   void* target = nullptr;
-  void (*record)(void* target, const StepSpan& span, Index k, const StepOutcome& outcome, double lr,
-                 Scalar* theta) = nullptr;
+  void (*record)(void* target, const StepSpan& span, Index k, const StepOutcome& outcome, double lr, Scalar* theta,
+                 bool hook_point) = nullptr;
 };
 
 /**
- * @brief The parts of one synchronous step that every worker runs, with its per-thread state
- * (gradient buffer, workspace, gather buffer, phase clock), sized once before the first step.
- *
- * A Synchronizer's loop runs the steps from these parts. The collective ones
- * (local_gradient, wait_for_workers, reduce_gradients, reduce_scalars, update, publish, finish)
- * are called by every thread of the team, in that order, and reduce over the team (Aggregator)
- * and the processes (ProcessGroup). The chunked ones (make_worker … record) let a loop share
- * a step's work out in chunks instead, taken by whichever thread is free (BackupWorkers). Each
- * part charges its time to one phase of the worker's WorkerReport; every barrier's wait goes to
- * `wait`.
+ * @brief The parts of a step that a Synchronizer's loop composes (StepParts, in
+ * synchronizers/step_parts.hpp, lists and documents them), with each worker's state (gradient
+ * buffer, workspace, gather buffer, phase clock), sized once before the first step. Its public
+ * members are exactly that list; what only the trainer calls (clocks, reports, hook signals) is
+ * private to DataParallelTrainer.
  *
  * @tparam Policies  the trainer's policy types (see DataParallelTrainer)
  */
@@ -63,6 +61,9 @@ class TrainingStep {
  public:
   using Scalar = typename M::scalar_type;
   using Clock = std::chrono::steady_clock;
+  using WorkerState = decltype(std::declval<const WorkerPolicy&>().make(std::declval<const M&>(), Index{}, Index{}));
+  using Buffer = typename D::Buffer;
+  static constexpr int state_slots = O::state_slots;
 
   /// What the step works on; every reference must outlive it.
   struct Parts {
@@ -115,85 +116,59 @@ class TrainingStep {
     for (Index rank = 0; rank < threads; ++rank)
       slots_.emplace_back(parts.worker.make(model_, global_worker(rank), max_rows_), make_buffer(max_rows_));
     for (Slot& slot : slots_) buffer_pointers_.push_back(slot.worker.gradient().data());
+    for (auto& side : vector_pointers_) side.resize(static_cast<std::size_t>(threads));
     buffers_ = {buffer_pointers_, {theta_.size(), threads}};
     state_.optimizer_state.assign(static_cast<std::size_t>(slots), AlignedBuffer<Scalar>(theta_.size()));
     biases_ = detail::SliceBiases(detail::model_biases(model_, optimizer_), buffers_.layout);
   }
 
-  // --- the worker's clock ------------------------------------------------------------------------
+  // --- what a loop may ask before it starts (StepQueries) ----------------------------------------
 
-  /// This thread's view of the team, its barriers timed into its wait.
-  [[nodiscard]] TeamMember member(Index rank) noexcept { return {rank, opt_.threads, &slot(rank).waited, barrier_}; }
-
-  /// Starts every worker's clock at the fit's start (before on_fit_begin).
-  void start_clocks(Clock::time_point fit_start) noexcept {
-    for (Slot& my : slots_) my.last = fit_start;
+  [[nodiscard]] const TrainerOptions& options() const noexcept { return opt_; }
+  [[nodiscard]] Index processes() const noexcept { return group_.size(); }
+  [[nodiscard]] Index workers() const noexcept { return group_.workers(); }
+  /// θ as the trainer holds it: what every step span starts from and leaves its result in.
+  [[nodiscard]] VectorMap<Scalar> theta() noexcept { return {theta_.data(), theta_.size()}; }
+  /// The trainer's optimizer state: state_slots vectors of θ's length (what checkpoints save).
+  [[nodiscard]] std::span<AlignedBuffer<Scalar>> optimizer_state() noexcept { return state_.optimizer_state; }
+  /// The slice of θ (and of any vector of its length) that thread me owns in the collective parts.
+  [[nodiscard]] IndexRange shard(const TeamMember& me) const noexcept { return buffers_.layout.shard(me.rank); }
+  /// How long the team's waits spin before they sleep (zero when they sleep at once).
+  [[nodiscard]] std::chrono::nanoseconds spin() const noexcept {
+    return barrier_ != nullptr ? barrier_->spin() : std::chrono::nanoseconds(0);
   }
+  /// The largest minibatch of the run: a chunk of it is the most a chunk's buffers hold.
+  [[nodiscard]] Index max_minibatch() const { return std::ranges::max(plan_.minibatch_sizes()); }
+  /// The learning rate of the run's `step`-th step.
+  [[nodiscard]] double lr(Index step) const { return optimizer_.lr * schedule_.factor(step); }
 
-  /// Charges the time since the last charge to `phase`, less the barriers' waits (to wait).
-  void charge(const TeamMember& me, double WorkerReport::*phase) noexcept {
-    Slot& my = slot(me.rank);
-    const Clock::time_point now = Clock::now();
-    my.report.*phase += std::chrono::duration<double>(now - my.last).count() - my.waited;
-    my.report.wait += my.waited;
-    my.waited = 0;
-    my.last = now;
-  }
-
-  /// After the team has left: the time from each worker's last charge to `end` was a wait.
-  void stop_clocks(Clock::time_point end) noexcept {
-    for (Slot& my : slots_) {
-      my.report.wait += std::chrono::duration<double>(end - my.last).count();
-      my.last = end;
-    }
-  }
-
-  /// Worker `rank`'s phase times and samples so far; read it only after the team has left.
-  [[nodiscard]] const WorkerReport& report(Index rank) const noexcept { return slot(rank).report; }
-
-  /// Each worker keeps a copy of its report before the barrier that precedes an epoch's end, for
-  /// thread 0 to read after it (its live report changes at every barrier).
-  void snapshot(const TeamMember& me) noexcept { slot(me.rank).snapshot = slot(me.rank).report; }
-  [[nodiscard]] const WorkerReport& snapshot(Index rank) const noexcept { return slot(rank).snapshot; }
-
-  // --- what hooks tell the next step -------------------------------------------------------------
-
-  /// The thread that runs a hook: a callback asked to stop, or failed. The next step's scalars
-  /// carry it to every worker of every process, which then leave together; until then every
-  /// local thread knows (it reads this after the hook's barrier, or after the step it ended) and
-  /// skips its gradient.
-  void request_stop() noexcept { stop_requested_.store(true, std::memory_order_relaxed); }
-  void hook_failed() noexcept {
-    hook_failed_.store(true, std::memory_order_relaxed);
-    slot(0).failed = true;
-  }
-  [[nodiscard]] bool stopping() const noexcept {
-    return stop_requested_.load(std::memory_order_relaxed) || hook_failed_.load(std::memory_order_relaxed);
-  }
-
-  // --- 1–3: the local gradient -------------------------------------------------------------------
+  // --- the collective parts (CollectiveStepParts) ------------------------------------------------
 
   /// Worker me's part of step s of the epoch (the run's `step`-th): the gradient of its
-  /// micro-batch of each of the step's minibatches, into its own buffer.
-  void local_gradient(const TeamMember& me, Index step, Index s) {
+  /// micro-batch of each of the step's minibatches, at θ (or at `theta`), into its own buffer.
+  StepScalars local_gradient(const TeamMember& me, Index step, Index s) {
+    return local_gradient(me, step, s, ConstVectorMap<Scalar>(theta_.data(), theta_.size()));
+  }
+  StepScalars local_gradient(const TeamMember& me, Index step, Index s, ConstVectorRef<Scalar> theta) {
     Slot& my = slot(me.rank);
     my.step = step;
-    my.worker.zero();
-    if (!stopping() && !errors_.guard([&] { accumulate(me, my, s); })) my.failed = true;
-    const Index samples = my.worker.samples();
-    VectorMap<Scalar> gradient = my.worker.gradient();  // final: the aggregator reads it next
-    if (opt_.weighting == Weighting::equal && samples > 0) gradient *= Scalar(1) / static_cast<Scalar>(samples);
-    my.part = {.loss = my.worker.loss(),
-               .samples = static_cast<double>(samples),
-               .busy_workers = samples > 0 ? 1.0 : 0.0,
-               .failures = my.failed ? 1.0 : 0.0,
-               .stop_requests = me.rank == 0 && stop_requested_.load(std::memory_order_relaxed) ? 1.0 : 0.0};
+    std::exception_ptr failure;
+    my.part = gradient(my.worker, my.buffer, ConstVectorMap<Scalar>(theta.data(), theta.size()), s,
+                       Share{.index = global_worker(me.rank)}, failure);
+    if (failure) {
+      errors_.keep(std::move(failure));
+      my.failed = true;
+    }
+    my.part.failures = my.failed ? 1.0 : 0.0;  // a hook's failure too (thread 0)
+    if (me.rank == 0 && stop_requested_.load(std::memory_order_relaxed)) my.part.stop_requests = 1;
     const Clock::time_point before = my.last;
     charge(me, &WorkerReport::compute);
     my.compute_seconds = std::chrono::duration<double>(my.last - before).count();
+    return my.part;
   }
 
-  // --- 4–6: the primitives a Synchronizer composes ----------------------------------------------
+  /// Worker me's gradient as local_gradient() left it (the mean of its samples under Weighting::equal).
+  [[nodiscard]] VectorMap<Scalar> gradient(const TeamMember& me) { return slot(me.rank).worker.gradient(); }
 
   /// A barrier after which every worker's local gradient is written. An adaptive partitioner
   /// learns here, on thread 0, from every worker's samples and gradient time.
@@ -230,13 +205,8 @@ class TrainingStep {
   /// This thread's slice: g ← scale·clip·Σ G, then the optimizer update of θ and its state.
   void update(const TeamMember& me, VectorMap<Scalar> shard) {
     const Slot& my = slot(me.rank);
-    double factor = my.outcome.scale;
-    if (opt_.clip_norm > 0 && my.outcome.norm > opt_.clip_norm) factor *= opt_.clip_norm / my.outcome.norm;
-    detail::scale_and_update(
-        optimizer_, shard, static_cast<Scalar>(factor),
-        slice(shard, theta_.data() + buffers_.layout.shard(me.rank).begin, buffers_.layout.shard(me.rank),
-              biases_.of(me.rank), std::make_integer_sequence<int, slots>{}),
-        StepInfo{my.step, lr(my.step)});
+    update_range(shard, buffers_.layout.shard(me.rank), theta_.data(), state_.optimizer_state, biases_.of(me.rank),
+                 my.outcome, my.step);
     charge(me, &WorkerReport::update);
   }
 
@@ -246,29 +216,40 @@ class TrainingStep {
     charge(me, &WorkerReport::wait);
   }
 
-  /// After publish(): thread 0 records step k of `span` if it was taken; returns whether every
-  /// worker leaves training now (the same on every worker).
-  bool finish(const TeamMember& me, const StepSpan& span, Index k) {
+  /// After publish(): thread 0 records step k of `span` if it was taken, and at a `hook_point` of
+  /// a loop that runs step hooks calls on_step_end there (the other threads go on); returns the
+  /// step's decision (leave: every worker leaves training now, the same on every worker).
+  const StepOutcome& finish(const TeamMember& me, const StepSpan& span, Index k, bool hook_point = false) {
     const StepOutcome& out = slot(me.rank).outcome;
-    if (me.rank == 0 && !out.leave) record(span, k, out);
-    return out.leave;
+    if (me.rank == 0 && !out.leave) record(span, k, out, nullptr, hook_point);
+    return out;
   }
 
-  // --- the chunked parts: a step's work shared out in chunks (BackupWorkers) ---------------------
-
-  using WorkerState = decltype(std::declval<const WorkerPolicy&>().make(std::declval<const M&>(), Index{}, Index{}));
-  using Buffer = typename D::Buffer;
-
-  [[nodiscard]] const TrainerOptions& options() const noexcept { return opt_; }
-  [[nodiscard]] Index processes() const noexcept { return group_.size(); }
-  /// θ as the trainer holds it: what every step span starts from and leaves its result in.
-  [[nodiscard]] VectorMap<Scalar> theta() noexcept { return {theta_.data(), theta_.size()}; }
-  /// How long the team's waits spin before they sleep (zero when they sleep at once).
-  [[nodiscard]] std::chrono::nanoseconds spin() const noexcept {
-    return barrier_ != nullptr ? barrier_->spin() : std::chrono::nanoseconds(0);
+  /// Σ v over the team (the Aggregator) and the processes, v of θ's length; this thread's shard
+  /// of the sum, elements shard(me). The vectors are summed in place and read by other threads
+  /// until the next barrier.
+  [[nodiscard]] VectorMap<Scalar> sum_vectors(const TeamMember& me, VectorMap<Scalar> v) {
+    assert(v.size() == theta_.size() && "sum_vectors: a vector of theta's length");  // inside the team: no throw
+    // Two tables, used alternately: a thread writes one again two calls later, after a barrier
+    // that every thread reaches only once it has done with this call.
+    Slot& my = slot(me.rank);
+    std::vector<Scalar*>& table = vector_pointers_[static_cast<std::size_t>(my.vector_sums++ % 2)];
+    table[static_cast<std::size_t>(me.rank)] = v.data();
+    me.barrier();
+    VectorMap<Scalar> shard = aggregator_.all_reduce(me, GradientBuffers<Scalar>{table, buffers_.layout});
+    group_.all_reduce(me, shard);
+    charge(me, &WorkerReport::aggregate);
+    return shard;
   }
-  /// The largest minibatch of the run: a chunk of it is the most a chunk's buffers hold.
-  [[nodiscard]] Index max_minibatch() const { return std::ranges::max(plan_.minibatch_sizes()); }
+
+  /// Any scalars summed over the team and the processes (every thread gets the totals).
+  [[nodiscard]] StepScalars sum_scalars(const TeamMember& me, const StepScalars& mine) {
+    const StepScalars totals = scalars_.all_reduce(me, mine, group_);
+    charge(me, &WorkerReport::aggregate);
+    return totals;
+  }
+
+  // --- the parts one thread calls at its own pace (ChunkedStepParts) -----------------------------
 
   /// A worker's state for chunks of at most `rows` samples (`id` names it to the Worker policy),
   /// and a buffer of as many rows (of none where unshuffled rows are read in place): made before
@@ -283,13 +264,12 @@ class TrainingStep {
   }
 
   /**
-   * @brief Chunk `chunk` of `chunks` of step s of the epoch, at `theta`, into `w`: its part of
-   * each of the step's minibatches (an even split, sizes differ by at most one). Returns its
-   * scalars; a failure is counted in them and its exception left in `failure`, for keep() if
-   * this result is the one the step takes. Skipped once a hook stopped.
+   * @brief `share` of step s of the epoch's minibatches at `theta`, into `w`. Returns its
+   * scalars; a failure is counted in them and its exception left in `failure`, for keep() if this
+   * result is the one the step takes. Skipped once a hook stopped.
    */
-  StepScalars chunk_gradient(WorkerState& w, Buffer& buffer, ConstVectorRef<Scalar> theta, Index s, Index chunk,
-                             Index chunks, std::exception_ptr& failure) {
+  StepScalars gradient(WorkerState& w, Buffer& buffer, ConstVectorMap<Scalar> theta, Index s, Share share,
+                       std::exception_ptr& failure) {
     w.zero();
     failure = nullptr;
     if (!stopping()) {
@@ -297,9 +277,9 @@ class TrainingStep {
         const IndexRange batches = plan_.minibatches(s);
         for (Index b = batches.begin; b < batches.end(); ++b) {
           const IndexRange minibatch = plan_.minibatch(b);
-          const Index begin = minibatch.size * chunk / chunks, end = minibatch.size * (chunk + 1) / chunks;
-          if (begin == end) continue;
-          const IndexRange positions{minibatch.begin + begin, end - begin};
+          const IndexRange part = cut(minibatch.size, share);
+          if (part.empty()) continue;
+          const IndexRange positions{minibatch.begin + part.begin, part.size};
           if (plan_.shuffles())
             w.accumulate(model_, theta, data_.gather(plan_.samples(positions), buffer));
           else
@@ -316,6 +296,16 @@ class TrainingStep {
             .samples = static_cast<double>(samples),
             .busy_workers = samples > 0 ? 1.0 : 0.0,
             .failures = failure ? 1.0 : 0.0};
+  }
+
+  /// Charges the time since the last charge to `phase`, less the barriers' waits (to wait).
+  void charge(const TeamMember& me, double WorkerReport::*phase) noexcept {
+    Slot& my = slot(me.rank);
+    const Clock::time_point now = Clock::now();
+    my.report.*phase += std::chrono::duration<double>(now - my.last).count() - my.waited;
+    my.report.wait += my.waited;
+    my.waited = 0;
+    my.last = now;
   }
 
   /// Keeps a failure of the step for fit() to throw (the first one kept wins).
@@ -353,16 +343,17 @@ class TrainingStep {
   }
 
   /**
-   * @brief Elements `range` of the step's update: g (the range of Σ G, scaled in place to the
-   * clipped mean), then the Optimizer on `theta` (the range of θ to update, in place) and on the
-   * same range of its state. `biases` are the range's biases, relative to its start.
+   * @brief Elements `range` of a step's update: g (that range of Σ G, scaled in place to the
+   * clipped mean), then the Optimizer on `theta` and `state` (whole vectors of θ's length, updated
+   * in `range` only: the trainer's, or the caller's own). `biases` are the range's biases,
+   * relative to its start.
    */
-  void update_range(VectorMap<Scalar> g, IndexRange range, Scalar* theta, std::span<const IndexRange> biases,
-                    const StepOutcome& outcome, Index step) {
+  void update_range(VectorMap<Scalar> g, IndexRange range, Scalar* theta, std::span<AlignedBuffer<Scalar>> state,
+                    std::span<const IndexRange> biases, const StepOutcome& outcome, Index step) {
     double factor = outcome.scale;
     if (opt_.clip_norm > 0 && outcome.norm > opt_.clip_norm) factor *= opt_.clip_norm / outcome.norm;
     detail::scale_and_update(optimizer_, g, static_cast<Scalar>(factor),
-                             slice(g, theta, range, biases, std::make_integer_sequence<int, slots>{}),
+                             slice(g, theta, state, range, biases, std::make_integer_sequence<int, slots>{}),
                              StepInfo{step, lr(step)});
   }
 
@@ -376,10 +367,13 @@ class TrainingStep {
   }
 
   /// Records step k of `span`, once, from whichever thread took its decision; `theta` holds θ as
-  /// the step left it (null: the trainer's θ).
-  void record(const StepSpan& span, Index k, const StepOutcome& outcome, Scalar* theta = nullptr) {
+  /// the step left it (null: the trainer's θ). At a `hook_point` of a loop that runs step hooks,
+  /// the callbacks' on_step_end run here, on this thread.
+  void record(const StepSpan& span, Index k, const StepOutcome& outcome, Scalar* theta = nullptr,
+              bool hook_point = true) {
     if (log_.record != nullptr)
-      log_.record(log_.target, span, k, outcome, lr(span.first + k), theta != nullptr ? theta : theta_.data());
+      log_.record(log_.target, span, k, outcome, lr(span.first + k), theta != nullptr ? theta : theta_.data(),
+                  hook_point);
   }
 
   /// Σgᵢ² in double; float squares are summed in blocks that Eigen vectorizes.
@@ -400,11 +394,11 @@ class TrainingStep {
     }
   }
 
-  /// The step's decision, the same on every worker.
-  [[nodiscard]] const StepOutcome& outcome(const TeamMember& me) const noexcept { return slot(me.rank).outcome; }
+ private:
+  template <class, class, class, class, class, class, class>
+  friend class DataParallelTrainer;
 
-  /// The learning rate of the run's `step`-th step.
-  [[nodiscard]] double lr(Index step) const { return optimizer_.lr * schedule_.factor(step); }
+  // --- what only the trainer calls ---------------------------------------------------------------
 
   /**
    * @brief Collective, after the last step when training was not left early: with several
@@ -436,7 +430,47 @@ class TrainingStep {
     if (!errors_) errors_.keep(std::make_exception_ptr(error("dptrain::DataParallelTrainer: " + when + ", " + what)));
   }
 
- private:
+  // --- the worker's clock ------------------------------------------------------------------------
+
+  /// This thread's view of the team, its barriers timed into its wait.
+  [[nodiscard]] TeamMember member(Index rank) noexcept { return {rank, opt_.threads, &slot(rank).waited, barrier_}; }
+
+  /// Starts every worker's clock at the fit's start (before on_fit_begin).
+  void start_clocks(Clock::time_point fit_start) noexcept {
+    for (Slot& my : slots_) my.last = fit_start;
+  }
+
+  /// After the team has left: the time from each worker's last charge to `end` was a wait.
+  void stop_clocks(Clock::time_point end) noexcept {
+    for (Slot& my : slots_) {
+      my.report.wait += std::chrono::duration<double>(end - my.last).count();
+      my.last = end;
+    }
+  }
+
+  /// Worker `rank`'s phase times and samples so far; read it only after the team has left.
+  [[nodiscard]] const WorkerReport& report(Index rank) const noexcept { return slot(rank).report; }
+
+  /// Each worker keeps a copy of its report before the barrier that precedes an epoch's end, for
+  /// thread 0 to read after it (its live report changes at every barrier).
+  void snapshot(const TeamMember& me) noexcept { slot(me.rank).snapshot = slot(me.rank).report; }
+  [[nodiscard]] const WorkerReport& snapshot(Index rank) const noexcept { return slot(rank).snapshot; }
+
+  // --- what hooks tell the next step -------------------------------------------------------------
+
+  /// The thread that runs a hook: a callback asked to stop, or failed. The next step's scalars
+  /// carry it to every worker of every process, which then leave together; until then every
+  /// local thread knows (it reads this after the hook's barrier, or after the step it ended) and
+  /// skips its gradient.
+  void request_stop() noexcept { stop_requested_.store(true, std::memory_order_relaxed); }
+  void hook_failed() noexcept {
+    hook_failed_.store(true, std::memory_order_relaxed);
+    slot(0).failed = true;
+  }
+  [[nodiscard]] bool stopping() const noexcept {
+    return stop_requested_.load(std::memory_order_relaxed) || hook_failed_.load(std::memory_order_relaxed);
+  }
+
   static constexpr int slots = O::state_slots;
   static constexpr bool adaptive = AdaptivePartitioner<P>;
 
@@ -451,7 +485,8 @@ class TrainingStep {
     StepScalars part;        // this worker's part of the step's scalars
     double compute_seconds = 0;
     Index step = 0;
-    bool failed = false;  // this worker threw (thread 0: or a hook did)
+    Index vector_sums = 0;  // sum_vectors() calls: which pointer table is this call's
+    bool failed = false;    // this worker threw (thread 0: or a hook did)
     StepOutcome outcome;
   };
 
@@ -459,23 +494,18 @@ class TrainingStep {
   [[nodiscard]] const Slot& slot(Index rank) const noexcept { return slots_[static_cast<std::size_t>(rank)]; }
   [[nodiscard]] Index global_worker(Index rank) const noexcept { return group_.first_worker() + rank; }
 
-  void accumulate(const TeamMember& me, Slot& my, Index s) {
-    const IndexRange batches = plan_.minibatches(s);
-    for (Index b = batches.begin; b < batches.end(); ++b) {
-      const IndexRange minibatch = plan_.minibatch(b);
-      const IndexRange mine = partitioner_.range(minibatch.size, group_.workers(), global_worker(me.rank));
-      if (mine.empty()) continue;
-      if (mine.size > max_rows_)
-        throw error("dptrain::DataParallelTrainer: the partitioner gave worker " +
-                    std::to_string(global_worker(me.rank)) + " " + std::to_string(mine.size) +
-                    " samples, more than the " + std::to_string(max_rows_) +
-                    " its buffers were sized for (an adaptive partitioner's max_size() is too small)");
-      const IndexRange positions{minibatch.begin + mine.begin, mine.size};
-      if (plan_.shuffles())
-        my.worker.accumulate(model_, theta_, data_.gather(plan_.samples(positions), my.buffer));
-      else
-        my.worker.accumulate(model_, theta_, detail::read_rows(data_, positions.begin, positions.size, my.buffer));
+  // The part of a minibatch of `batch` samples that `share` covers.
+  [[nodiscard]] IndexRange cut(Index batch, Share share) const {
+    if (share.chunks > 0) {
+      const Index begin = batch * share.index / share.chunks, end = batch * (share.index + 1) / share.chunks;
+      return {begin, end - begin};
     }
+    const IndexRange mine = partitioner_.range(batch, group_.workers(), share.index);
+    if (mine.size > max_rows_)
+      throw error("dptrain::DataParallelTrainer: the partitioner gave worker " + std::to_string(share.index) + " " +
+                  std::to_string(mine.size) + " samples, more than the " + std::to_string(max_rows_) +
+                  " its buffers were sized for (an adaptive partitioner's max_size() is too small)");
+    return mine;
   }
 
   // Thread 0 between the first and the last barrier of a step: the step's loads to an adaptive partitioner.
@@ -503,11 +533,12 @@ class TrainingStep {
   }
 
   template <int... K>
-  UpdateSlice<Scalar, slots> slice(VectorMap<Scalar> g, Scalar* theta, IndexRange shard,
-                                   std::span<const IndexRange> biases, std::integer_sequence<int, K...>) {
-    return {VectorMap<Scalar>(theta, shard.size),
+  static UpdateSlice<Scalar, slots> slice(VectorMap<Scalar> g, Scalar* theta,
+                                          [[maybe_unused]] std::span<AlignedBuffer<Scalar>> state, IndexRange range,
+                                          std::span<const IndexRange> biases, std::integer_sequence<int, K...>) {
+    return {VectorMap<Scalar>(theta + range.begin, range.size),
             ConstVectorMap<Scalar>(g.data(), g.size()),
-            {VectorMap<Scalar>(state_.optimizer_state[K].data() + shard.begin, shard.size)...},
+            {VectorMap<Scalar>(state[static_cast<std::size_t>(K)].data() + range.begin, range.size)...},
             biases};
   }
 
@@ -530,6 +561,7 @@ class TrainingStep {
   Index max_rows_ = 0;  // the most samples a worker's buffers hold
   std::vector<Slot> slots_;
   std::vector<Scalar*> buffer_pointers_;
+  std::array<std::vector<Scalar*>, 2> vector_pointers_;  // sum_vectors()' tables, used alternately
   GradientBuffers<Scalar> buffers_;
   detail::SliceBiases biases_;  // each slice's biases (the model's bias_ranges()), for the optimizer
   ScalarCollective scalars_;
