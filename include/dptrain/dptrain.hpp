@@ -13,6 +13,7 @@
 #include "dptrain/core/communication.hpp"
 #include "dptrain/core/gradient_buffers.hpp"
 #include "dptrain/core/run_length.hpp"
+#include "dptrain/core/step_events.hpp"
 #include "dptrain/core/team_barrier.hpp"
 #include "dptrain/core/team_member.hpp"
 #include "dptrain/core/thread_team.hpp"
@@ -58,6 +59,7 @@
 
 #include "dptrain/communicators/single_process_communicator.hpp"
 #include "dptrain/synchronizers/backup_workers.hpp"
+#include "dptrain/synchronizers/bounded_staleness.hpp"
 #include "dptrain/synchronizers/every_step_synchronizer.hpp"
 #include "dptrain/synchronizers/local_sgd.hpp"
 #include "dptrain/synchronizers/step_parts.hpp"

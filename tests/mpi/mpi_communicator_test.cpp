@@ -426,3 +426,16 @@ TEST_CASE("MpiCommunicator: LocalSgd averages every worker of every rank at the 
     CHECK(test::relative_error(theta, synchronous) > 1e-6);
   }
 }
+
+TEST_CASE("MpiCommunicator: BoundedStaleness with several ranks is refused on every rank", "[mpi][synchronizers]") {
+  if (world_size() == 1) return;
+  const auto data = test::linear_data<double>(64, 3, 1);
+  const dptrain::LinearRegression<double> model(3);
+  dptrain::Vector<double> theta = model.init_parameters();
+  CHECK_THROWS_WITH(
+      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 8}, dptrain::Sgd{.lr = 0.01},
+                                   dptrain::BoundedStaleness{}, dptrain::MpiCommunicator{})
+          .fit(model, theta, data),
+      Contains("dptrain::BoundedStaleness runs in one process; this run has " + std::to_string(world_size())));
+  CHECK((theta.array() == model.init_parameters().array()).all());
+}

@@ -64,7 +64,7 @@ struct AverageEveryStep {
         const dptrain::VectorMap<Scalar> sum = step->sum_vectors(me, {mine.data(), mine.size()});
         theta.segment(owned.begin, owned.size) = sum / static_cast<Scalar>(step->workers());
         step->publish(me);
-        step->adopt(me, outcome, static_cast<Index>(part.samples), 0);
+        step->adopt(me, outcome, {.samples = static_cast<Index>(part.samples)});
         if (me.rank == 0) step->record(span, k, outcome, nullptr, false);
       }
       return end;
@@ -74,11 +74,10 @@ struct AverageEveryStep {
   Loop<Step> start(Step& step) const {
     if (Step::state_slots != 0) throw dptrain::invalid_argument("AverageEveryStep: a stateless optimizer only");
     const Index n = step.theta().size();
-    const auto biases = step.biases(dptrain::ShardLayout<typename Step::Scalar>{n, 1}).of(0);
     return {&step,
             std::vector<dptrain::Vector<typename Step::Scalar>>(static_cast<std::size_t>(step.options().threads),
                                                                 dptrain::Vector<typename Step::Scalar>(n)),
-            {biases.begin(), biases.end()}};
+            dptrain::whole_theta_biases(step)};
   }
 };
 static_assert(dptrain::Synchronizer<AverageEveryStep>);
@@ -88,6 +87,8 @@ static_assert(dptrain::Synchronizer<AverageEveryStep>);
 // The library's loops call nothing beyond StepParts: they build against a step that has nothing else.
 template struct dptrain::EveryStepSynchronizer::Loop<dptrain::detail::StepArchetype>;
 template class dptrain::BackupWorkers::Loop<dptrain::detail::StepArchetype>;
+template class dptrain::LocalSgd::Loop<dptrain::detail::StepArchetype>;
+template class dptrain::BoundedStaleness::Loop<dptrain::detail::StepArchetype>;
 template struct AverageEveryStep::Loop<dptrain::detail::StepArchetype>;
 
 TEST_CASE("Synchronizer: a user's synchronizer replaces the default, one span of steps per epoch",

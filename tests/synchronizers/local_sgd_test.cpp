@@ -4,12 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include <array>
-#include <stdexcept>
 #include <utility>
 #include <vector>
 
 #include "dptrain/dptrain.hpp"
 #include "support/data.hpp"
+#include "support/faults.hpp"
 
 using dptrain::Index;
 
@@ -83,21 +83,6 @@ dptrain::Vector<double> reference_local_sgd(const M& model, const dptrain::Vecto
   }
   return theta;
 }
-
-struct WorkerBoom : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-// Throws on a batch that holds the marked sample: row 100, in minibatch 7 of 16 (no shuffling).
-struct LocalSgdThrowsAtStep7 : dptrain::LinearRegression<double> {
-  static constexpr double marker() { return 12345; }
-  using LinearRegression::LinearRegression;
-  double loss_and_gradient(dptrain::ConstVectorRef<double> theta, const batch_type& batch,
-                           dptrain::VectorRef<double> grad, workspace_type& ws) const {
-    if ((batch.features.col(0).array() == marker()).any()) throw WorkerBoom("boom at step 7");
-    return LinearRegression::loss_and_gradient(theta, batch, grad, ws);
-  }
-};
 
 }  // namespace
 
@@ -214,13 +199,13 @@ TEST_CASE(
   const dptrain::Vector<double> at_4 = run_to(4), at_12 = run_to(12);
 
   SECTION("a worker throws at step 7: fit() throws its error, theta the average of step 4") {
-    data.features(100, 0) = LocalSgdThrowsAtStep7::marker();
-    const LocalSgdThrowsAtStep7 model(3);
+    data.features(100, 0) = test::ThrowsOnMarkedRow::marker();
+    const test::ThrowsOnMarkedRow model(3, "boom at step 7");  // row 100: minibatch 7 of 16
     dptrain::Vector<double> theta = model.init_parameters();
     CHECK_THROWS_MATCHES(
         dptrain::DataParallelTrainer(options, dptrain::Momentum{.lr = 0.05}, dptrain::LocalSgd{.period = 4})
             .fit(model, theta, data),
-        WorkerBoom, Catch::Matchers::Message("boom at step 7"));
+        test::WorkerFailure, Catch::Matchers::Message("boom at step 7"));
     CHECK((theta.array() == at_4.array()).all());
   }
   SECTION("a callback asks to stop at step 9: it runs at step 12, the team leaves at 16 with the average of 12") {

@@ -2,6 +2,7 @@
 // FitReport and WorkerReport: what fit() returns (steps, losses, wall time, per-worker phase times).
 #pragma once
 
+#include <algorithm>
 #include <limits>
 #include <vector>
 
@@ -26,6 +27,10 @@ struct WorkerReport {
   double hooks = 0;      ///< callbacks (thread 0), the work they hand to ctx.team, shuffling
   Index samples = 0;     ///< samples whose gradient it computed (its micro-batches)
   Index recomputed = 0;  ///< BackupWorkers: chunks it computed again because another worker held them too long
+  /// BoundedStaleness: over its gradients that went into updates, the updates that θ had missed
+  /// when each was taken (step t's gradient at θ after update v missed t − 1 − v), summed…
+  Index staleness = 0;
+  Index largest_staleness = 0;  ///< … and the largest
 
   /// compute + wait + aggregate + update + hooks: the worker's wall time in fit().
   [[nodiscard]] double seconds() const noexcept { return compute + wait + aggregate + update + hooks; }
@@ -66,6 +71,23 @@ struct FitReport {
   /// Training throughput over the whole fit().
   [[nodiscard]] double samples_per_second() const noexcept {
     return seconds > 0 ? static_cast<double>(samples) / seconds : 0.0;
+  }
+
+  /// BoundedStaleness: the most updates a gradient's θ had missed when it went into an update
+  /// (0 under the synchronous modes).
+  [[nodiscard]] Index largest_staleness() const noexcept {
+    Index largest = 0;
+    for (const WorkerReport& w : workers) largest = std::max(largest, w.largest_staleness);
+    return largest;
+  }
+
+  /// BoundedStaleness: the mean, over every worker's gradient of every step, of the updates its θ
+  /// had missed (0 under the synchronous modes).
+  [[nodiscard]] double mean_staleness() const noexcept {
+    double missed = 0;
+    for (const WorkerReport& w : workers) missed += static_cast<double>(w.staleness);
+    const auto gradients = static_cast<double>(steps) * static_cast<double>(workers.size());
+    return gradients > 0 ? missed / gradients : 0.0;
   }
 };
 

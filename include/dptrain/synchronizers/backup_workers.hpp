@@ -19,90 +19,13 @@
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/gradient_buffers.hpp"
 #include "dptrain/core/report.hpp"
+#include "dptrain/core/step_events.hpp"
 #include "dptrain/core/team_barrier.hpp"
 #include "dptrain/core/team_member.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/detail/bias_ranges.hpp"
 
 namespace dptrain {
-
-namespace detail {
-
-// Hands out the indices 0 … n − 1 of a step once each; a thread still on an older step gets none.
-// One word: the step in the high bits, the indices taken in the low 20.
-class StepClaims {
- public:
-  explicit StepClaims(Index n) : n_(n) {}
-
-  // The next index of step `step`, or −1 when all are taken or the step has passed.
-  Index next(Index step) noexcept {
-    std::int64_t word = word_.load();
-    for (;;) {
-      const std::int64_t tag = word >> bits, taken = word & mask;
-      if (tag > step || (tag == step && taken >= n_)) return -1;
-      const std::int64_t want = tag < step ? (step << bits) | 1 : word + 1;
-      if (word_.compare_exchange_weak(word, want)) return tag < step ? 0 : taken;
-    }
-  }
-
- private:
-  static constexpr int bits = 20;
-  static constexpr std::int64_t mask = (std::int64_t{1} << bits) - 1;
-  Index n_;
-  alignas(cache_line_bytes) std::atomic<std::int64_t> word_{-(std::int64_t{1} << bits)};  // step −1, none taken
-};
-
-// What an idle thread waits for: any change of the step's state. It spins for `spin`, then
-// sleeps on a futex until the next signal or `timeout`. As TeamBarrier does, a wait that lasts
-// over 0.5 ms, or a stalled chunk (hold()), makes the waits of the next 10 ms sleep at once: a
-// thread is being descheduled, and spinning would spend the team's share of the cores.
-class StepEvents {
- public:
-  using Clock = std::chrono::steady_clock;
-  explicit StepEvents(std::chrono::nanoseconds spin) : spin_(spin) {}
-
-  [[nodiscard]] std::uint32_t seen() const noexcept { return word_.load(); }
-
-  void signal() noexcept {
-    word_.fetch_add(1);
-    if (sleepers_.load() > 0) wake_all(word_);
-  }
-
-  // Until the word leaves `seen` or `timeout` has passed (then the caller looks again).
-  void wait(std::uint32_t seen, std::chrono::nanoseconds timeout) noexcept {
-    const Clock::time_point start = Clock::now();
-    const bool held = start.time_since_epoch().count() < held_until_.load(std::memory_order_relaxed);
-    if (spin_.count() > 0 && !held) {
-      const Clock::time_point spin_end = start + spin_;
-      for (unsigned i = 1; word_.load() == seen; ++i) {
-        cpu_relax();
-        if (i % 64 == 0 && Clock::now() >= spin_end) break;
-      }
-    }
-    // Counted before the last look, so that a signal after it sees a sleeper to wake.
-    sleepers_.fetch_add(1);
-    if (word_.load() == seen) sleep_while_for(word_, seen, timeout);
-    sleepers_.fetch_sub(1);
-    const Clock::time_point end = Clock::now();
-    if (end - start > long_wait) hold(end);
-  }
-
-  // Waits sleep at once for the next 10 ms: a thread is being descheduled.
-  void hold(Clock::time_point now) noexcept {
-    if (spin_.count() > 0)
-      held_until_.store((now + std::chrono::milliseconds(10)).time_since_epoch().count(), std::memory_order_relaxed);
-  }
-  void hold() noexcept { hold(Clock::now()); }
-
- private:
-  alignas(cache_line_bytes) std::atomic<std::uint32_t> word_{0};
-  std::atomic<Index> sleepers_{0};
-  static constexpr std::chrono::microseconds long_wait{500};
-  std::chrono::nanoseconds spin_;
-  std::atomic<Clock::rep> held_until_{0};  // waits sleep at once until then (the clock's ticks)
-};
-
-}  // namespace detail
 
 /**
  * @brief Synchronous SGD that does not wait for a descheduled thread (backup workers): each step
@@ -225,7 +148,7 @@ class BackupWorkers::Loop {
       wait_until(me, [&] { return current_.load() != t || left_.load(); });
     }
     pool_used_[static_cast<std::size_t>(scratch)] = 0;
-    step_.adopt(me, outcome_, samples, recomputed);
+    step_.adopt(me, outcome_, {.samples = samples, .recomputed = recomputed});
     step_.charge(me, &WorkerReport::wait);
     return {current_.load() - span.first, outcome_};
   }
@@ -431,11 +354,7 @@ class BackupWorkers::Loop {
 
   template <class Done>
   void wait_until(const TeamMember& me, Done&& done) {
-    for (;;) {
-      const std::uint32_t seen = events_.seen();
-      if (done()) break;
-      events_.wait(seen, std::chrono::milliseconds(1));
-    }
+    events_.wait_until(done);
     step_.charge(me, &WorkerReport::wait);
   }
 

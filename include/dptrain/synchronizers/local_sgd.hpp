@@ -96,7 +96,7 @@ class LocalSgd::Loop {
   Loop(Step& step, const LocalSgd& policy)
       : step_(step),
         policy_(policy),
-        biases_(whole_vector_biases(step)),
+        biases_(whole_theta_biases(step)),
         workers_(static_cast<std::size_t>(step.options().threads)) {
     const Index n = step.theta().size();
     for (Worker& w : workers_) {
@@ -120,7 +120,7 @@ class LocalSgd::Loop {
       end = {k + 1, averaging_step(me, my, span, k)};
       if (end.last.leave) break;
     }
-    step_.adopt(me, end.last, std::exchange(my.samples, 0), 0);
+    step_.adopt(me, end.last, {.samples = std::exchange(my.samples, 0)});
     return end;
   }
 
@@ -135,11 +135,6 @@ class LocalSgd::Loop {
     Index samples = 0;      // of its local steps since the span began, for its report
     StepOutcome left;       // the decision to leave at an averaging point whose period failed
   };
-
-  static std::vector<IndexRange> whole_vector_biases(Step& step) {
-    const auto biases = step.biases(ShardLayout<Scalar>{step.theta().size(), 1}).of(0);
-    return {biases.begin(), biases.end()};
-  }
 
   // A step on this worker's replica alone: no barrier, no communication.
   void local_step(const TeamMember& me, Worker& my, Index t, Index s) {

@@ -7,6 +7,7 @@
 #include <concepts>
 #include <exception>
 #include <span>
+#include <vector>
 
 #include "dptrain/core/aligned_buffer.hpp"
 #include "dptrain/core/communication.hpp"
@@ -53,6 +54,8 @@ struct Share {
  * - `Step::Scalar`, `Step::WorkerState` (a Worker policy's state: `gradient()`, …),
  *   `Step::Buffer` (a data set's gather buffer);
  * - `Step::state_slots`: the optimizer's state vectors (0: stateless, e.g. Sgd);
+ * - `Step::adaptive_partitioner`: the Partitioner learns from each step's loads (AdaptivePartitioner),
+ *   at `wait_for_workers()` (a loop without that barrier cannot let it act);
  * - `options()`, `processes()` (the run's processes), `workers()` (the run's workers, over every
  *   process), `theta()` (θ as the trainer holds it: every span starts from it and leaves its result
  *   in it), `optimizer_state()` (the trainer's state, Step::state_slots vectors of θ's length: what
@@ -66,6 +69,7 @@ concept StepQueries = requires(Step& s, const Step& c, const TeamMember& me, Ind
   typename Step::WorkerState;
   typename Step::Buffer;
   { Step::state_slots } -> std::convertible_to<int>;
+  { Step::adaptive_partitioner } -> std::convertible_to<bool>;
   { c.options() } -> std::same_as<const TrainerOptions&>;
   { c.processes() } -> std::same_as<Index>;
   { c.workers() } -> std::same_as<Index>;
@@ -136,8 +140,8 @@ concept CollectiveStepParts = requires(Step& s, const TeamMember& me, VectorMap<
  *   `state` (whole vectors of θ's length: the trainer's or the caller's own);
  * - `squared_norm(g)`: Σgᵢ² in double;
  * - `charge(me, phase)`: the time since the last charge to a phase of me's report;
- * - `adopt(me, outcome, samples, recomputed)`: worker me ends the span with this decision and
- *   counts these samples, and chunks computed again, as its own;
+ * - `adopt(me, outcome, counts)`: worker me ends the span with this decision, and the loop's
+ *   counts of its work (a WorkerReport's samples, recomputed, staleness) go into its report;
  * - `record(span, k, outcome, theta, hook_point)`: records step k of `span` (θ as it left it) and,
  *   at a hook point of a loop that runs step hooks, calls the callbacks' on_step_end on this thread.
  */
@@ -160,7 +164,7 @@ concept ChunkedStepParts = requires(Step& s, const Step& c, const TeamMember& me
   s.update_range(g, IndexRange{}, data, state, biases, outcome, i);
   { Step::squared_norm(g) } -> std::same_as<double>;
   s.charge(me, &WorkerReport::compute);
-  s.adopt(me, outcome, i, i);
+  s.adopt(me, outcome, WorkerReport{});
   s.record(span, i, outcome, data, flag);
 };
 
@@ -169,6 +173,14 @@ template <class Step>
 concept StepParts = StepQueries<Step> && CollectiveStepParts<Step> && ChunkedStepParts<Step>;
 
 ///@}
+
+/// θ's biases for an update of the whole vector (`update_range(g, {0, n}, …)`), as a loop that
+/// updates whole replicas needs them.
+template <class Step>
+[[nodiscard]] std::vector<IndexRange> whole_theta_biases(Step& step) {
+  const auto biases = step.biases(ShardLayout<typename Step::Scalar>{step.theta().size(), 1}).of(0);
+  return {biases.begin(), biases.end()};
+}
 
 namespace detail {
 
@@ -187,6 +199,7 @@ struct StepArchetype {
     [[nodiscard]] std::span<const IndexRange> of(Index) const { return {}; }
   };
   static constexpr int state_slots = 0;
+  static constexpr bool adaptive_partitioner = false;
 
   [[nodiscard]] const TrainerOptions& options() const { return options_; }
   [[nodiscard]] Index processes() const { return 1; }
@@ -221,7 +234,7 @@ struct StepArchetype {
                     const StepOutcome&, Index) {}
   static double squared_norm(VectorMap<float>) { return 0; }
   void charge(const TeamMember&, double WorkerReport::*) {}
-  void adopt(const TeamMember&, const StepOutcome&, Index, Index) {}
+  void adopt(const TeamMember&, const StepOutcome&, const WorkerReport&) {}
   void record(const StepSpan&, Index, const StepOutcome&, float* = nullptr, bool = true) {}
 
  private:

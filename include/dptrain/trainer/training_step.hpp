@@ -64,6 +64,7 @@ class TrainingStep {
   using WorkerState = decltype(std::declval<const WorkerPolicy&>().make(std::declval<const M&>(), Index{}, Index{}));
   using Buffer = typename D::Buffer;
   static constexpr int state_slots = O::state_slots;
+  static constexpr bool adaptive_partitioner = AdaptivePartitioner<P>;
 
   /// What the step works on; every reference must outlive it.
   struct Parts {
@@ -111,7 +112,7 @@ class TrainingStep {
           max_rows_ = std::max(max_rows_, partitioner_.range(batch, workers, global_worker(rank)).size);
       }
     }
-    if constexpr (adaptive) loads_.resize(static_cast<std::size_t>(threads));
+    if constexpr (adaptive_partitioner) loads_.resize(static_cast<std::size_t>(threads));
     slots_.reserve(static_cast<std::size_t>(threads));
     for (Index rank = 0; rank < threads; ++rank)
       slots_.emplace_back(parts.worker.make(model_, global_worker(rank), max_rows_), make_buffer(max_rows_));
@@ -174,7 +175,7 @@ class TrainingStep {
   /// learns here, on thread 0, from every worker's samples and gradient time.
   void wait_for_workers(const TeamMember& me) {
     me.barrier();
-    if constexpr (adaptive) {
+    if constexpr (adaptive_partitioner) {
       // No worker calls range() before the step's last barrier; a throw here is seen by every
       // worker in the scalar reduction, like a worker's.
       if (me.rank == 0 && !errors_.guard([&] { observe_loads(); })) {
@@ -357,13 +358,15 @@ class TrainingStep {
                              StepInfo{step, lr(step)});
   }
 
-  /// Worker me takes the outcome of its span's last step, and counts as its own `samples` and
-  /// the chunks it `recomputed` for another worker.
-  void adopt(const TeamMember& me, const StepOutcome& outcome, Index samples, Index recomputed) noexcept {
+  /// Worker me takes the outcome of its span's last step, and adds the loop's `counts` of its
+  /// work (samples, recomputed, staleness; their times are the step's clocks') to its report.
+  void adopt(const TeamMember& me, const StepOutcome& outcome, const WorkerReport& counts) noexcept {
     Slot& my = slot(me.rank);
     my.outcome = outcome;
-    my.report.samples += samples;
-    my.report.recomputed += recomputed;
+    my.report.samples += counts.samples;
+    my.report.recomputed += counts.recomputed;
+    my.report.staleness += counts.staleness;
+    my.report.largest_staleness = std::max(my.report.largest_staleness, counts.largest_staleness);
   }
 
   /// Records step k of `span`, once, from whichever thread took its decision; `theta` holds θ as
@@ -472,7 +475,6 @@ class TrainingStep {
   }
 
   static constexpr int slots = O::state_slots;
-  static constexpr bool adaptive = AdaptivePartitioner<P>;
 
   // Everything one thread writes during a step, on cache lines of its own.
   struct alignas(cache_line_bytes) Slot {
