@@ -178,7 +178,8 @@ concept StepParts = StepQueries<Step> && CollectiveStepParts<Step> && ChunkedSte
 /// updates whole replicas needs them.
 template <class Step>
 [[nodiscard]] std::vector<IndexRange> whole_theta_biases(Step& step) {
-  const auto biases = step.biases(ShardLayout<typename Step::Scalar>{step.theta().size(), 1}).of(0);
+  const auto sliced = step.biases(ShardLayout<typename Step::Scalar>{step.theta().size(), 1});  // of(0) points into it
+  const auto biases = sliced.of(0);
   return {biases.begin(), biases.end()};
 }
 
