@@ -61,6 +61,7 @@
 #include "dptrain/synchronizers/backup_workers.hpp"
 #include "dptrain/synchronizers/bounded_staleness.hpp"
 #include "dptrain/synchronizers/every_step_synchronizer.hpp"
+#include "dptrain/synchronizers/hogwild.hpp"
 #include "dptrain/synchronizers/local_sgd.hpp"
 #include "dptrain/synchronizers/step_parts.hpp"
 

@@ -427,15 +427,21 @@ TEST_CASE("MpiCommunicator: LocalSgd averages every worker of every rank at the 
   }
 }
 
-TEST_CASE("MpiCommunicator: BoundedStaleness with several ranks is refused on every rank", "[mpi][synchronizers]") {
+TEST_CASE("MpiCommunicator: BoundedStaleness and Hogwild with several ranks are refused on every rank",
+          "[mpi][synchronizers]") {
   if (world_size() == 1) return;
   const auto data = test::linear_data<double>(64, 3, 1);
   const dptrain::LinearRegression<double> model(3);
   dptrain::Vector<double> theta = model.init_parameters();
+  const dptrain::TrainerOptions options{.threads = 2, .batch_size = 8};
+  const std::string has = " runs in one process; this run has " + std::to_string(world_size());
+  CHECK_THROWS_WITH(dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, dptrain::BoundedStaleness{},
+                                                 dptrain::MpiCommunicator{})
+                        .fit(model, theta, data),
+                    Contains("dptrain::BoundedStaleness" + has));
   CHECK_THROWS_WITH(
-      dptrain::DataParallelTrainer({.threads = 2, .batch_size = 8}, dptrain::Sgd{.lr = 0.01},
-                                   dptrain::BoundedStaleness{}, dptrain::MpiCommunicator{})
+      dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, dptrain::Hogwild{}, dptrain::MpiCommunicator{})
           .fit(model, theta, data),
-      Contains("dptrain::BoundedStaleness runs in one process; this run has " + std::to_string(world_size())));
+      Contains("dptrain::Hogwild" + has));
   CHECK((theta.array() == model.init_parameters().array()).all());
 }
