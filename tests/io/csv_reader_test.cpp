@@ -239,7 +239,8 @@ TEST_CASE("read_csv: skip_lines drops the line of counts that starts scikit-lear
   CHECK(data.features(4, 2) == 1.4);
 }
 
-TEST_CASE("read_csv: a line of counts is never silently taken for a header; the error suggests skip_lines", "[io]") {
+TEST_CASE("read_csv: a line of counts is never silently taken for a header, and the error suggests skip_lines",
+          "[io]") {
   test::TempDir dir("csv");
   const std::string path = dir.write("iris.csv", csv_iris_head);
   // The line of counts has as many fields as the rows: only its numbers give it away.

@@ -66,7 +66,7 @@ TEST_CASE("Hogwild: converges on a sparse convex problem at 2 to 4 threads", "[s
   CHECK(test::relative_error(theta, synchronous) < 0.5);
 }
 
-TEST_CASE("Hogwild: on_step_end runs at span ends; a worker that throws at step 7; a callback that stops at step 9",
+TEST_CASE("Hogwild: on_step_end at span ends, a worker that throws at step 7, a callback that stops at step 9",
           "[synchronizers][trainer][faults]") {
   const Index threads = GENERATE(1, 2, 3);
   auto data = test::linear_data<double>(128, 3, 1);

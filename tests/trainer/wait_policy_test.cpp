@@ -68,7 +68,7 @@ TEMPLATE_TEST_CASE("WaitPolicy: spin_then_sleep gives bitwise the θ of the omp 
   CHECK(own_hooks.sum == omp_hooks.sum);  // the hooks saw the same θ after every step
 }
 
-TEST_CASE("FitReport: cores is the process's available CPUs; more threads than that is oversubscribed",
+TEST_CASE("FitReport: cores is the process's available CPUs, and more threads than that is oversubscribed",
           "[trainer][wait_policy]") {
   const Index cores = dptrain::available_cores();
   REQUIRE(cores > 0);
