@@ -115,7 +115,6 @@ TEST_CASE("BoundedStaleness: no worker runs more than s steps ahead of the slowe
   // The fast workers did run ahead: with a 2 ms straggler they reach the bound.
   CHECK(report.largest_staleness() == staleness);
   if (staleness > 0) CHECK(report.mean_staleness() > 0);
-  CHECK(report.workers[0].largest_staleness == 0);  // the straggler always reads the latest θ
 }
 
 TEST_CASE("BoundedStaleness: staleness 2 converges on a convex problem at 2 to 4 threads", "[synchronizers][trainer]") {

@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Hogwild!: one thread against the synchronous step, convergence on a dense and a sparse convex
-// problem, hooks at span ends, a failing worker and a stopping callback, and what it refuses.
+// problem with either way of writing θ, a free thread taking the next micro-batch, hooks at span
+// ends, a failing worker and a stopping callback, and what it refuses.
 #include <catch2/catch.hpp>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "dptrain/dptrain.hpp"
@@ -19,8 +23,8 @@ TEST_CASE("Hogwild: one thread is the synchronous step up to rounding", "[synchr
   const dptrain::Sgd sgd{.lr = 0.05, .weight_decay = 0.01};
   dptrain::Vector<double> expected = model.init_parameters(), theta = model.init_parameters();
   const dptrain::FitReport synchronous = dptrain::DataParallelTrainer(options, sgd).fit(model, expected, data);
-  const dptrain::FitReport report =
-      dptrain::DataParallelTrainer(options, sgd, dptrain::Hogwild{}).fit(model, theta, data);
+  const dptrain::Hogwild hogwild{.atomic_adds = GENERATE(false, true)};
+  const dptrain::FitReport report = dptrain::DataParallelTrainer(options, sgd, hogwild).fit(model, theta, data);
   CHECK(test::relative_error(theta, expected) < 1e-12);
   CHECK(report.steps == synchronous.steps);
   CHECK(report.samples == synchronous.samples);
@@ -29,13 +33,14 @@ TEST_CASE("Hogwild: one thread is the synchronous step up to rounding", "[synchr
 
 TEST_CASE("Hogwild: converges on a dense convex problem at 2 to 4 threads", "[synchronizers][trainer]") {
   const Index threads = GENERATE(2, 3, 4);
+  const dptrain::Hogwild hogwild{.atomic_adds = GENERATE(false, true)};
   const auto data = test::linear_data<float>(512, 6, 11);
   const dptrain::LinearRegression<float> model(6);
   const dptrain::TrainerOptions options{.threads = threads, .batch_size = 32, .epochs = 30, .seed = 2};
   dptrain::Vector<float> synchronous = model.init_parameters(), theta = model.init_parameters();
   dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.02}).fit(model, synchronous, data);
   const dptrain::FitReport report =
-      dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.02}, dptrain::Hogwild{}).fit(model, theta, data);
+      dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.02}, hogwild).fit(model, theta, data);
   CHECK(test::relative_error(theta, synchronous) < 0.02);
   CHECK(report.epoch_loss.back() < 0.02);  // the noise's ½σ² is 0.005
   CHECK(report.epoch_loss.back() < report.epoch_loss.front() / 10);
@@ -46,6 +51,7 @@ TEST_CASE("Hogwild: converges on a dense convex problem at 2 to 4 threads", "[sy
 
 TEST_CASE("Hogwild: converges on a sparse convex problem at 2 to 4 threads", "[synchronizers][trainer]") {
   const Index threads = GENERATE(2, 3, 4);
+  const dptrain::Hogwild hogwild{.atomic_adds = GENERATE(false, true)};
   // Labels a linear rule gives, and weight decay: a unique optimum for both runs to approach.
   auto data = test::random_sparse<double>(600, 50, 0.1, 2, 4);
   dptrain::Vector<double> rule(50);
@@ -57,13 +63,66 @@ TEST_CASE("Hogwild: converges on a sparse convex problem at 2 to 4 threads", "[s
   const dptrain::Sgd sgd{.lr = 0.2, .weight_decay = 0.01};
   dptrain::Vector<double> synchronous = model.init_parameters(), theta = model.init_parameters();
   const dptrain::FitReport reference = dptrain::DataParallelTrainer(options, sgd).fit(model, synchronous, data);
-  const dptrain::FitReport report =
-      dptrain::DataParallelTrainer(options, sgd, dptrain::Hogwild{}).fit(model, theta, data);
+  const dptrain::FitReport report = dptrain::DataParallelTrainer(options, sgd, hogwild).fit(model, theta, data);
   // Each thread's update is a whole SGD step on its micro-batch: T times the synchronous step's
   // movement, so θ is noisier than the synchronous run's, but the loss is as low.
   CHECK(report.epoch_loss.back() < report.epoch_loss.front() / 1.5);
   CHECK(report.epoch_loss.back() < 1.2 * reference.epoch_loss.back());
   CHECK(test::relative_error(theta, synchronous) < 0.5);
+}
+
+namespace {
+
+// A Worker whose thread 1 holds its first micro-batch until thread 0 has taken `release` of them
+// (or 10 s have passed): with the micro-batches taken from a shared counter, thread 0 takes every
+// other one meanwhile.
+struct HoldsThreadOne {
+  std::atomic<Index>* taken_by_zero = nullptr;
+  Index release = 0;
+
+  template <dptrain::Model M>
+  struct State {
+    typename dptrain::GradientWorker::State<M> inner;
+    Index rank;
+    const HoldsThreadOne* policy;
+    bool held = false;
+    void zero() { inner.zero(); }
+    void accumulate(const M& model, dptrain::ConstVectorRef<typename M::scalar_type> theta,
+                    const typename M::batch_type& batch) {
+      if (rank == 1 && !held) {
+        held = true;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+        while (policy->taken_by_zero->load() < policy->release && std::chrono::steady_clock::now() < deadline)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      inner.accumulate(model, theta, batch);
+      if (rank == 0) policy->taken_by_zero->fetch_add(1);
+    }
+    [[nodiscard]] auto gradient() { return inner.gradient(); }
+    [[nodiscard]] double loss() const { return inner.loss(); }
+    [[nodiscard]] Index samples() const { return inner.samples(); }
+  };
+  template <dptrain::Model M>
+  [[nodiscard]] State<M> make(const M& model, Index rank, Index max_rows) const {
+    return {dptrain::GradientWorker{}.make(model, rank, max_rows), rank, this, false};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("Hogwild: a free thread takes the next micro-batch, so a slow one holds up no other",
+          "[synchronizers][trainer]") {
+  const auto data = test::linear_data<double>(200, 4, 3);  // 20 steps of 2 micro-batches of 5
+  const dptrain::LinearRegression<double> model(4);
+  std::atomic<Index> taken_by_zero{0};
+  const HoldsThreadOne worker{.taken_by_zero = &taken_by_zero, .release = 39};
+  dptrain::Vector<double> theta = model.init_parameters();
+  const dptrain::FitReport report = dptrain::DataParallelTrainer({.threads = 2, .batch_size = 10, .epochs = 1},
+                                                                 dptrain::Sgd{.lr = 0.05}, dptrain::Hogwild{}, worker)
+                                        .fit(model, theta, data);
+  CHECK(report.steps == 20);
+  CHECK(report.workers[0].samples >= 195);  // all but thread 1's one micro-batch, if it took one
+  CHECK(report.workers[0].samples + report.workers[1].samples == 200);
 }
 
 TEST_CASE("Hogwild: on_step_end at span ends, a worker that throws at step 7, a callback that stops at step 9",

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <exception>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dptrain/core/aligned_buffer.hpp"
@@ -21,36 +23,52 @@ namespace dptrain {
 
 /**
  * @brief Hogwild! (Niu, Recht, Ré and Wright, "Hogwild!: a lock-free approach to parallelizing
- * stochastic gradient descent", 2011): every thread takes its micro-batch of each step (as the
- * Partitioner cuts it) at θ as it reads it, and adds its own update to θ, with no barrier and no
- * lock between steps. No worker ever waits for another inside an epoch.
+ * stochastic gradient descent", 2011): the threads take the epoch's micro-batches (each step's
+ * minibatch as the Partitioner cuts it) in order from a shared counter, each whichever is next when
+ * it is free, compute its gradient at θ as they read it, and add their own update to θ, with no
+ * barrier and no lock. A fast thread takes more micro-batches than a slow one; no thread waits for
+ * another until the epoch's end.
  *
  * No undefined behaviour: during a span, θ is read and written only through `std::atomic_ref`
- * (relaxed loads into the thread's own copy, which the model reads; each coordinate's change
- * added with an atomic fetch_add, so no update is lost), and the threads meet at a barrier at
- * every span's end, where θ is plain again for the hooks.
+ * (relaxed loads into the thread's own copy, which the model reads; relaxed writes of each
+ * coordinate), and the threads meet at a barrier at every span's end, where θ is plain again for
+ * the hooks. How a coordinate's change is written is `atomic_adds`:
+ * - `false` (the default, the paper's scheme: "with the possibility of overwriting each other's
+ *   work"): the coordinate is loaded, the change added, and the sum stored; a change another thread
+ *   stores to that coordinate in between is overwritten, i.e. lost. Plain moves, about as cheap as
+ *   copying θ.
+ * - `true`: an atomic fetch_add per coordinate, so no change is lost. x86 has no atomic float add:
+ *   each is a compare-and-swap loop, and the update costs several times more (on the MLP of
+ *   examples/sync_vs_async, a third of each thread's time at batch 1024; RESULTS.md).
  *
- * Each update is one worker's: the Optimizer applied to its own gradient (the mean of its
- * micro-batch; clipping and the non-finite check use its own norm) at the θ it read, and the
- * change added to θ. Only a stateless Optimizer is accepted (Sgd, with or without weight
- * decay): a state per coordinate (momentum, Adam's moments) raced the same way would mix every
- * thread's history into one.
+ * Each update is one micro-batch's: the Optimizer applied to its mean gradient (clipping and the
+ * non-finite check use its own norm) at the θ it was taken at, and the change added to θ. Only a
+ * stateless Optimizer is accepted (Sgd, with or without weight decay): a state per coordinate
+ * (momentum, Adam's moments) raced the same way would mix every thread's history into one.
  *
- * Not reproducible: which updates a thread's read of θ has seen depends on timing, and so do the
- * bits of θ. With one thread it is SGD on that thread's micro-batches (θ + (θ′ − θ) for θ′, equal
- * to the synchronous step up to rounding).
+ * Not reproducible: which updates a thread's read of θ has seen, and which thread takes which
+ * micro-batch, depend on timing, and so do the bits of θ. With one thread it is SGD on the
+ * micro-batches in order (θ + (θ′ − θ) for θ′, equal to the synchronous step up to rounding).
  *
  * What a user sees:
  * - Callbacks: on_step_end runs at the end of each span (every epoch's end, max_steps), on thread 0
  *   once every thread has stopped writing θ; no hook can read θ while threads write it.
- * - The record: each step's loss is the mean over every worker's micro-batch of it, each at the θ
- *   that worker read; the steps are recorded at the span's end.
+ * - The record: each step's loss is the mean over its micro-batches, each at the θ its thread
+ *   read; the steps are recorded at the span's end. WorkerReport::samples counts the samples each
+ *   thread took.
+ * - The Worker policy makes one state per thread (`make(model, thread, rows)`), so a
+ *   StragglerWorker slows a thread, whichever micro-batches it takes.
  * - Checkpoints at epoch ends save θ (there is no optimizer state).
  * - A worker that throws, or a non-finite update under NonFinitePolicy::stop: every thread stops
- *   at its next step; θ keeps every update made until then; fit() throws the first error. A stop
- *   asked by a callback is acted on before the next span's first step.
+ *   before its next micro-batch; θ keeps every update made until then; fit() throws the first
+ *   error. A stop asked by a callback is acted on before the next span's first step.
  * - One process (across processes LocalSgd is the mode to use); an adaptive partitioner is refused.
- * - Memory: two copies of θ per thread.
+ * - Memory: two copies of θ per thread, and per thread a Worker state and a gather buffer for a
+ *   whole minibatch (a thread may take any worker's micro-batch).
+ * - Cost: every update reads and writes all of θ, one coordinate at a time (atomics do not
+ *   vectorise), so it pays where a micro-batch's gradient costs well more than a few passes over
+ *   θ (large micro-batches, or a slow worker the others need not wait for); see
+ *   examples/sync_vs_async and benchmarks/RESULTS.md.
  *
  * @code
  * dptrain::DataParallelTrainer trainer(options, dptrain::Sgd{.lr = 0.1}, dptrain::Hogwild{});
@@ -58,6 +76,8 @@ namespace dptrain {
  * @endcode
  */
 struct Hogwild {
+  bool atomic_adds = false;  ///< add each coordinate's change atomically (none lost) instead of load + store
+
   template <class Step>
   class Loop;
 
@@ -75,7 +95,7 @@ struct Hogwild {
       throw invalid_argument(
           "dptrain::Hogwild: an adaptive partitioner learns at the barrier after each step's gradients, which this "
           "mode does not have; use EvenPartitioner or WeightedPartitioner");
-    return Loop<Step>(step);
+    return Loop<Step>(step, atomic_adds);
   }
 };
 
@@ -87,28 +107,33 @@ class Hogwild::Loop {
   /// on_step_end runs at span ends, from the loop (see the class).
   static constexpr bool runs_step_hooks = true;
 
-  explicit Loop(Step& step)
-      : step_(step), biases_(whole_theta_biases(step)), workers_(static_cast<std::size_t>(step.options().threads)) {
-    for (Worker& w : workers_) w.read = w.updated = AlignedBuffer<Scalar>(step.theta().size());
+  Loop(Step& step, bool atomic_adds)
+      : step_(step), biases_(whole_theta_biases(step)), parts_per_step_(step.workers()), atomic_adds_(atomic_adds) {
+    const Index threads = step.options().threads, n = step.theta().size();
+    workers_.reserve(static_cast<std::size_t>(threads));
+    for (Index t = 0; t < threads; ++t)
+      workers_.emplace_back(step.make_worker(t, step.max_minibatch()), step.make_buffer(step.max_minibatch()), n);
   }
 
-  /// Every thread of the team: its micro-batch of each of the span's steps, at its own pace.
+  /// Every thread of the team: the span's micro-batches, whichever is next, at its own pace.
   SpanEnd run(const TeamMember& me, const StepSpan& span) {
     Worker& my = workers_[static_cast<std::size_t>(me.rank)];
-    if (my.parts.size() < static_cast<std::size_t>(span.count)) my.parts.resize(static_cast<std::size_t>(span.count));
+    my.steps.assign(static_cast<std::size_t>(span.count), {});
     // A callback's stop or failure at the last span's end: every thread sees it here, after the
     // trainer's barrier, and leaves before writing θ.
     if (const StepScalars hooks = step_.hook_scalars(); hooks.failures > 0 || hooks.stop_requests > 0)
       return {0, step_.judge(hooks, span.first, false)};
-    my.done = 0;
-    for (Index k = 0; k < span.count && !left_.load(std::memory_order_relaxed); ++k) {
-      if (!take_step(me, my, span, k)) {
+    const Index parts = span.count * parts_per_step_;
+    while (!left_.load(std::memory_order_relaxed)) {
+      const Index claim = next_.fetch_add(1, std::memory_order_relaxed);
+      if (claim >= parts) break;
+      if (!take_part(me, my, span, claim / parts_per_step_, claim % parts_per_step_)) {
         left_.store(true, std::memory_order_relaxed);
         break;
       }
-      my.done = k + 1;
     }
     me.barrier();  // every thread has stopped writing θ
+    if (me.rank == 0) next_.store(0, std::memory_order_relaxed);
     const SpanEnd end = close(me, span);
     step_.adopt(me, end.last, {.samples = my.samples});
     my.samples = 0;
@@ -118,52 +143,81 @@ class Hogwild::Loop {
   }
 
  private:
-  // One thread's θ as it read it, the same after its update, and the scalars of its steps.
+  // What one thread did in one step of the span: the sum of the scalars of the micro-batches it
+  // took there, and how many it took.
+  struct StepShare {
+    StepScalars scalars;
+    Index parts = 0;
+  };
+  // One thread's Worker state and gather buffer, θ as it read it, the same after its update, and
+  // its shares of the span's steps.
   struct alignas(cache_line_bytes) Worker {
+    Worker(typename Step::WorkerState state, typename Step::Buffer buffer, Index n)
+        : state(std::move(state)), buffer(std::move(buffer)), read(n), updated(n) {}
+    typename Step::WorkerState state;
+    typename Step::Buffer buffer;
     AlignedBuffer<Scalar> read, updated;
-    std::vector<StepScalars> parts;  // of the span's steps
-    Index done = 0;                  // steps of the span it completed
+    std::vector<StepShare> steps;  // of the span
     Index samples = 0;
     StepOutcome failed;  // its decision to leave, if it made one
   };
 
-  // Step k of the span on this thread: read θ, its gradient there, its update added to θ. False
-  // if the team must leave (a failure, a stop, a non-finite step under NonFinitePolicy::stop).
-  bool take_step(const TeamMember& me, Worker& my, const StepSpan& span, Index k) {
+  // Micro-batch `part` of step k of the span on this thread: read θ, the gradient there, its
+  // update added to θ. False if the team must leave (a failure, a stop, a non-finite update under
+  // NonFinitePolicy::stop).
+  bool take_part(const TeamMember& me, Worker& my, const StepSpan& span, Index k, Index part) {
     const Index t = span.first + k, n = my.read.size();
     Scalar *theta = step_.theta().data(), *read = my.read.data(), *updated = my.updated.data();
     for (Index i = 0; i < n; ++i) read[i] = std::atomic_ref<Scalar>(theta[i]).load(std::memory_order_relaxed);
-    StepScalars part = step_.local_gradient(me, t, span.epoch_step + k, ConstVectorMap<Scalar>(read, n));
-    const VectorMap<Scalar> g = step_.gradient(me);
-    part.sumsq = Step::squared_norm(g);
-    const StepOutcome outcome = step_.judge(part, t, true);
-    my.parts[static_cast<std::size_t>(k)] = part;
+    std::exception_ptr failure;
+    StepScalars scalars = step_.gradient(my.state, my.buffer, ConstVectorMap<Scalar>(read, n), span.epoch_step + k,
+                                         Share{.index = part}, failure);
+    if (failure) step_.keep(failure);
+    step_.charge(me, &WorkerReport::compute);
+    const VectorMap<Scalar> g = my.state.gradient();
+    scalars.sumsq = Step::squared_norm(g);
+    const StepOutcome outcome = step_.judge(scalars, t, true);
+    StepShare& share = my.steps[static_cast<std::size_t>(k)];
+    share.scalars += scalars;
+    ++share.parts;
     if (outcome.leave) {
       my.failed = outcome;
       return false;
     }
-    my.samples += static_cast<Index>(part.samples);
+    my.samples += static_cast<Index>(scalars.samples);
     if (outcome.update) {
       std::copy_n(read, n, updated);
       step_.update_range(g, {0, n}, updated, {}, biases_, outcome, t);
-      for (Index i = 0; i < n; ++i)
-        std::atomic_ref<Scalar>(theta[i]).fetch_add(updated[i] - read[i], std::memory_order_relaxed);
+      write(theta, read, updated, n);
     }
     step_.charge(me, &WorkerReport::update);
     return true;
   }
 
-  // After the span's barrier: thread 0 records the steps every thread completed (the last one a
-  // hook point), each with the mean loss of its micro-batches; every thread returns the same end.
+  // θ += updated − read, coordinate by coordinate (see Hogwild::atomic_adds).
+  void write(Scalar* theta, const Scalar* read, const Scalar* updated, Index n) const {
+    if (atomic_adds_) {
+      for (Index i = 0; i < n; ++i)
+        std::atomic_ref<Scalar>(theta[i]).fetch_add(updated[i] - read[i], std::memory_order_relaxed);
+      return;
+    }
+    for (Index i = 0; i < n; ++i) {
+      const std::atomic_ref<Scalar> coordinate(theta[i]);
+      coordinate.store(coordinate.load(std::memory_order_relaxed) + (updated[i] - read[i]), std::memory_order_relaxed);
+    }
+  }
+
+  // After the span's barrier: thread 0 records the steps whose every micro-batch was taken (the
+  // last one a hook point), each with the mean loss of its micro-batches; every thread returns the
+  // same end.
   SpanEnd close(const TeamMember& me, const StepSpan& span) {
-    Index steps = span.count;
-    for (const Worker& w : workers_) steps = std::min(steps, w.done);
     for (const Worker& w : workers_)
-      if (w.failed.leave) return {steps, w.failed};
+      if (w.failed.leave) return {completed(span), w.failed};
+    const Index steps = completed(span);
     StepOutcome outcome;
     for (Index k = 0; k < steps; ++k) {
       StepScalars totals;
-      for (const Worker& w : workers_) totals += w.parts[static_cast<std::size_t>(k)];
+      for (const Worker& w : workers_) totals += w.steps[static_cast<std::size_t>(k)].scalars;
       outcome = {.loss = totals.loss / std::max(totals.samples, 1.0),
                  .samples = static_cast<Index>(totals.samples),
                  .update = true};
@@ -172,10 +226,23 @@ class Hogwild::Loop {
     return {steps, outcome};
   }
 
+  // The span's leading steps whose every micro-batch was taken.
+  [[nodiscard]] Index completed(const StepSpan& span) const {
+    for (Index k = 0; k < span.count; ++k) {
+      Index parts = 0;
+      for (const Worker& w : workers_) parts += w.steps[static_cast<std::size_t>(k)].parts;
+      if (parts < parts_per_step_) return k;
+    }
+    return span.count;
+  }
+
   Step& step_;
   std::vector<IndexRange> biases_;  // θ's biases, for a whole vector's update
+  Index parts_per_step_;            // micro-batches per step: one per worker, as the Partitioner cuts them
+  bool atomic_adds_;
   std::vector<Worker> workers_;
-  std::atomic<bool> left_{false};  // a worker made the decision to leave
+  alignas(cache_line_bytes) std::atomic<Index> next_{0};  // the span's next micro-batch to take
+  std::atomic<bool> left_{false};                         // a worker made the decision to leave
 };
 
 }  // namespace dptrain

@@ -18,8 +18,12 @@ namespace dptrain {
 
 /**
  * @brief A Worker decorator: the workers whose rank is in `ranks` wait `delay` before each
- * micro-batch, then do their work through the inner policy, so θ is exactly what `Inner` alone
- * computes and only the timing changes.
+ * micro-batch, then do their work through the inner policy, then wait `slowdown` times as long as
+ * that work took; θ is exactly what `Inner` alone computes and only the timing changes.
+ *
+ * `delay` is absolute; `slowdown` is relative to the worker's own compute, so `.slowdown = 1`
+ * makes a worker take twice as long per micro-batch on any model and machine (how
+ * examples/sync_vs_async slows one worker by 20 % or 100 %). They may be combined.
  *
  * With `random`, each delay is drawn uniformly from [0, 2·delay] (mean `delay`) by a per-rank
  * std::mt19937_64 seeded from (seed, rank): the same sequence of delays for a given seed. The
@@ -45,6 +49,7 @@ struct StragglerWorker {
   Inner inner{};                       ///< the policy that does the work
   std::vector<Index> ranks;            ///< the slow workers
   std::chrono::microseconds delay{0};  ///< the delay per micro-batch (the mean when random)
+  double slowdown = 0;                 ///< after each micro-batch, wait this many times its compute
   bool random = false;                 ///< uniform delays in [0, 2·delay] instead of a fixed one
   std::uint64_t seed = 0;              ///< seeds the per-rank generators of random delays
 
@@ -56,15 +61,21 @@ struct StragglerWorker {
    public:
     using Scalar = typename M::scalar_type;
 
-    State(InnerState inner, std::chrono::nanoseconds delay, bool random, std::uint64_t seed)
-        : inner_(std::move(inner)), delay_(delay), random_(random), rng_(seed) {}
+    State(InnerState inner, std::chrono::nanoseconds delay, double slowdown, bool random, std::uint64_t seed)
+        : inner_(std::move(inner)), delay_(delay), slowdown_(slowdown), random_(random), rng_(seed) {}
 
     void zero() { inner_.zero(); }
 
-    /// Waits (slow ranks only, non-empty batches only), then forwards to the inner state.
+    /// Forwards to the inner state; a slow rank waits before (delay) and after (slowdown), on
+    /// non-empty batches only.
     void accumulate(const M& model, ConstVectorRef<Scalar> theta, const typename M::batch_type& batch) {
-      if (delay_.count() > 0 && batch.size() > 0) wait(random_ ? draw() : delay_);
+      if (batch.size() == 0) return inner_.accumulate(model, theta, batch);
+      if (delay_.count() > 0) wait(random_ ? draw() : delay_);
+      if (slowdown_ <= 0) return inner_.accumulate(model, theta, batch);
+      const auto start = std::chrono::steady_clock::now();
       inner_.accumulate(model, theta, batch);
+      const std::chrono::duration<double, std::nano> took = std::chrono::steady_clock::now() - start;
+      wait(std::chrono::nanoseconds(static_cast<std::int64_t>(slowdown_ * took.count())));
     }
 
     [[nodiscard]] VectorMap<Scalar> gradient() { return inner_.gradient(); }
@@ -73,6 +84,8 @@ struct StragglerWorker {
 
     /// The delay per micro-batch of this rank (zero for a rank that is not slow).
     [[nodiscard]] std::chrono::nanoseconds delay() const noexcept { return delay_; }
+    /// The relative wait after each micro-batch of this rank (zero for a rank that is not slow).
+    [[nodiscard]] double slowdown() const noexcept { return slowdown_; }
 
    private:
     // Uniform in [0, 2·delay], from the top 53 bits of the engine (the same on every library).
@@ -92,16 +105,17 @@ struct StragglerWorker {
 
     InnerState inner_;
     std::chrono::nanoseconds delay_;
+    double slowdown_;
     bool random_;
     std::mt19937_64 rng_;
   };
 
-  /// Makes worker `rank`'s state: the inner policy's, with a delay if `rank` is in `ranks`.
+  /// Makes worker `rank`'s state: the inner policy's, with the delays if `rank` is in `ranks`.
   template <Model M>
   [[nodiscard]] State<M> make(const M& model, Index rank, Index max_rows) const {
     const bool slow = std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
     return State<M>(inner.make(model, rank, max_rows),
-                    slow ? std::chrono::nanoseconds(delay) : std::chrono::nanoseconds(0), random,
+                    slow ? std::chrono::nanoseconds(delay) : std::chrono::nanoseconds(0), slow ? slowdown : 0.0, random,
                     detail::mix_seed(seed, static_cast<std::uint64_t>(rank)));
   }
 };
