@@ -427,6 +427,22 @@ TEST_CASE("MpiCommunicator: LocalSgd averages every worker of every rank at the 
   }
 }
 
+TEST_CASE("MpiCommunicator: an adaptive partitioner with several ranks is refused on every rank",
+          "[mpi][partitioners]") {
+  if (world_size() == 1) return;
+  const auto data = test::linear_data<double>(64, 3, 1);
+  const dptrain::LinearRegression<double> model(3);
+  dptrain::Vector<double> theta = model.init_parameters();
+  // It learned one process's threads and was asked for every rank's workers: it split evenly.
+  CHECK_THROWS_WITH(dptrain::DataParallelTrainer({.threads = 2, .batch_size = 8}, dptrain::Sgd{.lr = 0.01},
+                                                 dptrain::BalancingPartitioner{}, dptrain::MpiCommunicator{})
+                        .fit(model, theta, data),
+                    Contains("an adaptive partitioner (BalancingPartitioner) learns the speeds of this process's "
+                             "threads only, but with " +
+                             std::to_string(world_size()) + " processes"));
+  CHECK((theta.array() == model.init_parameters().array()).all());
+}
+
 TEST_CASE("MpiCommunicator: BoundedStaleness and Hogwild with several ranks are refused on every rank",
           "[mpi][synchronizers]") {
   if (world_size() == 1) return;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <string_view>
 
@@ -84,6 +85,43 @@ struct RunSignature {
   /// This process's checks of the model, data and options failed: it connects only so that the
   /// others throw too (a communicator makes every process throw), then throws its own reason.
   bool refused = false;
+
+  /// One field to compare across processes: its name in an error message, and its value as 64
+  /// bits (a type's name hashed), so that a communicator compares them all in one reduction.
+  struct Field {
+    const char* name;
+    std::uint64_t value;
+  };
+
+  /// The fields every process must have equal (all but `refused`), in declaration order, with
+  /// `samples` called `samples_name` (a sharded run says more): `MpiCommunicator` compares them
+  /// with two reductions (the minimum and the maximum) and names those that differ; another
+  /// transport reuses the list.
+  [[nodiscard]] std::array<Field, 15> fields(const char* samples_name = "data set size") const noexcept {
+    const auto value = [](auto v) { return static_cast<std::uint64_t>(v); };
+    return {{{"theta's length", value(parameters)},
+             {samples_name, value(samples)},
+             {"batch_size", value(batch_size)},
+             {"epochs", value(epochs)},
+             {"max_steps", value(max_steps)},
+             {"accumulation_steps", value(accumulation_steps)},
+             {"seed", seed},
+             {"resumed step", value(start_step)},
+             {"shuffle", value(shuffle)},
+             {"drop_last", value(drop_last)},
+             {"weighting", value(weighting)},
+             {"on_non_finite", value(on_non_finite)},
+             {"clip_norm", std::bit_cast<std::uint64_t>(clip_norm)},
+             {"model type", hash(model)},
+             {"optimizer type", hash(optimizer)}}};
+  }
+
+ private:
+  static constexpr std::uint64_t hash(std::string_view text) noexcept {  // FNV-1a
+    std::uint64_t h = 1469598103934665603ULL;
+    for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+    return h;
+  }
 };
 
 }  // namespace dptrain

@@ -457,37 +457,19 @@ struct MpiCommunicator {
   // Every rank: the minimum and maximum of each field over the ranks; a field whose two differ
   // is named in the exception, thrown on every rank alike.
   void compare_runs(MPI_Comm comm, const RunSignature& run, int thread_level) const {
-    const auto hash = [](std::string_view text) {  // FNV-1a
-      unsigned long long h = 1469598103934665603ULL;
-      for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
-      return h;
-    };
     const auto value = [](auto v) { return static_cast<unsigned long long>(v); };
     const unsigned long long node_kind = node == MPI_COMM_NULL ? 0 : node == MPI_COMM_SELF ? 1 : 2;
-    const std::vector<std::pair<const char*, unsigned long long>> fields = {
-        {"theta's length", value(run.parameters)},
-        {data == MpiData::sharded ? "data set size (every rank's shard must have as many rows: see shard_of)"
-                                  : "data set size",
-         value(run.samples)},
-        {"batch_size", value(run.batch_size)},
-        {"epochs", value(run.epochs)},
-        {"max_steps", value(run.max_steps)},
-        {"accumulation_steps", value(run.accumulation_steps)},
-        {"seed", run.seed},
-        {"resumed step", value(run.start_step)},
-        {"shuffle", value(run.shuffle)},
-        {"drop_last", value(run.drop_last)},
-        {"weighting", value(run.weighting)},
-        {"on_non_finite", value(run.on_non_finite)},
-        {"clip_norm", std::bit_cast<unsigned long long>(run.clip_norm)},
-        {"model type", hash(run.model)},
-        {"optimizer type", hash(run.optimizer)},
-        {"MpiCommunicator::threading", value(threading)},
-        {"MpiCommunicator::check_replicas_every", value(check_replicas_every)},
-        {"MpiCommunicator::data", value(data)},
-        {"MpiCommunicator::node (MPI_COMM_NULL, MPI_COMM_SELF or a communicator)", node_kind},
-        {"MPI thread level", value(thread_level)},
-        {"refused", value(run.refused)}};
+    std::vector<std::pair<const char*, unsigned long long>> fields;
+    for (const RunSignature::Field& field :
+         run.fields(data == MpiData::sharded ? "data set size (every rank's shard must have as many rows: see shard_of)"
+                                             : "data set size"))
+      fields.emplace_back(field.name, field.value);
+    fields.insert(fields.end(), {{"MpiCommunicator::threading", value(threading)},
+                                 {"MpiCommunicator::check_replicas_every", value(check_replicas_every)},
+                                 {"MpiCommunicator::data", value(data)},
+                                 {"MpiCommunicator::node (MPI_COMM_NULL, MPI_COMM_SELF or a communicator)", node_kind},
+                                 {"MPI thread level", value(thread_level)},
+                                 {"refused", value(run.refused)}});
     const int count = static_cast<int>(fields.size());
     std::vector<unsigned long long> low, high;
     for (const auto& field : fields) low.push_back(field.second);

@@ -102,7 +102,7 @@ class DataParallelTrainer {
         communicator_(detail::take<detail::CommunicatorRole<CommunicatorT>>(policies...)),
         synchronizer_(detail::take<detail::SynchronizerRole<SynchronizerT>>(policies...)) {
     // A class's static_asserts fire where it is completed: here, before anything else fails.
-    static_assert(((sizeof(ArgumentCheck<std::decay_t<Policies>, std::decay_t<Policies>...>) > 0) && ...));
+    static_assert(((sizeof(detail::ArgumentCheck<std::decay_t<Policies>, std::decay_t<Policies>...>) > 0) && ...));
     static_assert(Optimizer<OptimizerT>,
                   "dptrain: DataParallelTrainer needs an Optimizer after the options, e.g. dptrain::Sgd{.lr = 0.1}");
   }
@@ -156,8 +156,6 @@ class DataParallelTrainer {
   }
 
  private:
-  template <class T, class... All>
-  struct ArgumentCheck;
   template <class M, class D>
   struct ModelCheck;
   template <class M, class D>
@@ -200,7 +198,7 @@ DataParallelTrainer(const TrainerOptions&, Policies&&...)
 
 template <class O, class S, class P, class A, class W, class C, class Y>
 template <class M, class D, class... Callbacks>
-class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
+class DataParallelTrainer<O, S, P, A, W, C, Y>::Run final : StepLog<typename M::scalar_type> {
   using Scalar = typename M::scalar_type;
   using Group = decltype(std::declval<const C&>().connect(Index{}, std::declval<const RunSignature&>()));
   using Step = TrainingStep<M, D, W, P, A, O, S, Group>;
@@ -226,8 +224,7 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
         barrier_(spin_budget(opt_, cores_)),
         step_({opt_, plan_, model, theta, data, group_, state_, errors_, trainer.worker_, trainer.partitioner_,
                trainer.aggregator_, trainer.optimizer_, schedule_,
-               opt_.wait_policy == WaitPolicy::spin_then_sleep ? &barrier_ : nullptr,
-               StepLog<Scalar>{this, &Run::log_step}}),
+               opt_.wait_policy == WaitPolicy::spin_then_sleep ? &barrier_ : nullptr, this}),
         hooks_(opt_.threads),
         record_(plan_, theta, state_, opt_.threads, group_.rank(), group_.size(), callbacks...),
         loop_(synchronizer_.start(step_)) {
@@ -237,6 +234,14 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
     // leaves there (this one with its own exception) instead of waiting for this one.
     errors_.guard([&] {
       if constexpr (requires { schedule_.validate(); }) schedule_.validate();
+      if constexpr (AdaptivePartitioner<P>)
+        if (group_.size() > 1)
+          throw invalid_argument(
+              "dptrain::DataParallelTrainer: an adaptive partitioner (BalancingPartitioner) learns the speeds of "
+              "this process's threads only, but with " +
+              std::to_string(group_.size()) +
+              " processes every minibatch is split over all their workers: use EvenPartitioner, or "
+              "WeightedPartitioner with a share for every worker of every process");
       if (from != nullptr) resume_from(*from);
     });
   }
@@ -331,20 +336,18 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
   // Step k of `span` was taken: into the record (one thread per step, in step order), and, if
   // the loop runs them, to the step hooks: on that thread, with θ as the step left it, while the
   // other threads wait for the next step, so ctx.team is that thread alone.
-  static void log_step(void* self, const StepSpan& span, Index k, const StepOutcome& outcome, double lr, Scalar* theta,
-                       bool hook_point) {
-    Run& run = *static_cast<Run*>(self);
+  void record(const StepSpan& span, Index k, const StepOutcome& outcome, double lr, Scalar* theta,
+              bool hook_point) override {
     const Index step = span.first + k;
-    run.record_.end_step(span.epoch, span.epoch_step + k, step, outcome.loss, outcome.samples, outcome.update, lr);
+    record_.end_step(span.epoch, span.epoch_step + k, step, outcome.loss, outcome.samples, outcome.update, lr);
     if constexpr (Record::has_step_hooks && loop_runs_step_hooks) {
-      if (!hook_point || run.step_.stopping()) return;
+      if (!hook_point || step_.stopping()) return;
       bool stop = false;
-      if (!run.errors_.guard([&] {
-            stop = run.record_.call(detail::on_step_end, span.epoch, step, outcome.loss, ThreadTeam(1), theta);
-          }))
-        run.step_.hook_failed();
+      if (!errors_.guard(
+              [&] { stop = record_.call(detail::on_step_end, span.epoch, step, outcome.loss, ThreadTeam(1), theta); }))
+        step_.hook_failed();
       else if (stop)
-        run.step_.request_stop();
+        step_.request_stop();
     }
   }
 
@@ -423,60 +426,8 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run {
 };
 
 // ---------------------------------------------------------------------------------------------
-// Checks: each policy argument fills exactly one role; the model and data fit the policies.
+// Checks: the model and data fit the policies (each argument's role: detail::ArgumentCheck).
 // ---------------------------------------------------------------------------------------------
-
-template <class O, class S, class P, class A, class W, class C, class Y>
-template <class T, class... All>
-struct DataParallelTrainer<O, S, P, A, W, C, Y>::ArgumentCheck {
-  using OptimizerRole = detail::OptimizerRole;
-  using ScheduleRole = detail::ScheduleRole<S>;
-  using PartitionerRole = detail::PartitionerRole<P>;
-  using AggregatorRole = detail::AggregatorRole<A>;
-  using WorkerRole = detail::WorkerRole<W>;
-  using CommunicatorRole = detail::CommunicatorRole<C>;
-  using SynchronizerRole = detail::SynchronizerRole<Y>;
-
-  template <class Role>
-  static constexpr int fits = Role::template fits<T> ? 1 : 0;
-  static constexpr int roles = fits<OptimizerRole> + fits<ScheduleRole> + fits<PartitionerRole> + fits<AggregatorRole> +
-                               fits<WorkerRole> + fits<CommunicatorRole> + fits<SynchronizerRole>;
-  // Whether no other argument fills T's role.
-  template <class Role>
-  static constexpr bool alone = !Role::template fits<T> || ((Role::template fits<All> ? 1 : 0) + ...) == 1;
-
-  // A near miss (a role's member with the wrong signature) gets that role's sentence.
-  static_assert(roles > 0 || !OptimizerRole::template claims<T>,
-                "dptrain: the Optimizer policy must provide a `double lr` member, `static constexpr int "
-                "state_slots` and `template <class Scalar> void update(const UpdateSlice<Scalar, state_slots>&, "
-                "const StepInfo&) const`");
-  static_assert(roles > 0 || !ScheduleRole::template claims<T>,
-                "dptrain: the Schedule policy must provide `double factor(Index step) const`");
-  static_assert(roles > 0 || !PartitionerRole::template claims<T>,
-                "dptrain: the Partitioner policy must provide `IndexRange range(Index batch, Index workers, "
-                "Index rank) const`");
-  static_assert(roles > 0 || !AggregatorRole::template claims<T>,
-                "dptrain: the Aggregator policy must provide `template <class Scalar> VectorMap<Scalar> "
-                "all_reduce(const TeamMember&, const GradientBuffers<Scalar>&) const` for float and double");
-  static_assert(roles > 0 || !WorkerRole::template claims<T>,
-                "dptrain: the Worker policy must provide `make(model, rank, max_rows)` returning a state with "
-                "zero(), accumulate(model, theta, batch), gradient(), loss() and samples()");
-  static_assert(roles > 0 || !CommunicatorRole::template claims<T>,
-                "dptrain: the Communicator policy must provide `connect(Index threads, const RunSignature&) "
-                "const` returning a ProcessGroup");
-  static_assert(roles > 0 || !SynchronizerRole::template claims<T>,
-                "dptrain: the Synchronizer policy must provide `template <class Step> Loop start(Step&) const` "
-                "returning a loop with `SpanEnd run(const TeamMember&, const StepSpan&)`");
-  static_assert(roles > 0,
-                "dptrain: an argument of DataParallelTrainer after the options satisfies no policy concept "
-                "(Optimizer, Schedule, Partitioner, Aggregator, Worker, Communicator, Synchronizer)");
-  static_assert(roles < 2,
-                "dptrain: an argument of DataParallelTrainer satisfies more than one policy concept, so its role "
-                "is ambiguous");
-  static_assert(alone<OptimizerRole> && alone<ScheduleRole> && alone<PartitionerRole> && alone<AggregatorRole> &&
-                    alone<WorkerRole> && alone<CommunicatorRole> && alone<SynchronizerRole>,
-                "dptrain: two arguments of DataParallelTrainer fill the same policy role");
-};
 
 template <class O, class S, class P, class A, class W, class C, class Y>
 template <class M, class D>
@@ -503,30 +454,8 @@ template <class M, class D>
 void DataParallelTrainer<O, S, P, A, W, C, Y>::validate(const M& model, VectorRef<typename M::scalar_type> theta,
                                                         const D& data) const {
   const TrainerOptions& opt = options_;
+  opt.validate();
   const auto name = [](Index v) { return std::to_string(v); };
-  if (opt.threads < 1)
-    throw invalid_argument("dptrain::DataParallelTrainer: threads must be at least 1, got " + name(opt.threads));
-  if (opt.batch_size < 1)
-    throw invalid_argument("dptrain::DataParallelTrainer: batch_size must be at least 1, got " + name(opt.batch_size));
-  if (opt.epochs < 1)
-    throw invalid_argument("dptrain::DataParallelTrainer: epochs must be at least 1, got " + name(opt.epochs));
-  if (opt.max_steps < 0)
-    throw invalid_argument("dptrain::DataParallelTrainer: max_steps must be >= 0, got " + name(opt.max_steps));
-  if (opt.accumulation_steps < 1)
-    throw invalid_argument("dptrain::DataParallelTrainer: accumulation_steps must be at least 1, got " +
-                           name(opt.accumulation_steps));
-  if (!std::isfinite(opt.clip_norm) || opt.clip_norm < 0)
-    throw invalid_argument("dptrain::DataParallelTrainer: clip_norm must be finite and >= 0 (0: off), got " +
-                           std::to_string(opt.clip_norm));
-  if (!std::isfinite(opt.spin_microseconds) || opt.spin_microseconds < 0 || opt.spin_microseconds > 1e6)
-    throw invalid_argument(
-        "dptrain::DataParallelTrainer: spin_microseconds must be between 0 and 1e6 (one second), got " +
-        std::to_string(opt.spin_microseconds));
-  if (opt.wait_policy != WaitPolicy::openmp && opt.wait_policy != WaitPolicy::spin_then_sleep)
-    throw invalid_argument(
-        "dptrain::DataParallelTrainer: wait_policy must be WaitPolicy::openmp or "
-        "WaitPolicy::spin_then_sleep, got " +
-        std::to_string(static_cast<int>(opt.wait_policy)));
   const double lr = optimizer_.lr;
   if (!std::isfinite(lr) || lr <= 0)
     throw invalid_argument("dptrain::DataParallelTrainer: the learning rate must be finite and positive, got " +

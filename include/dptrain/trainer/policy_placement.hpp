@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Places each policy argument of DataParallelTrainer by the concept it satisfies.
+// Places each policy argument of DataParallelTrainer by the concept it satisfies, and checks that
+// each fills exactly one role.
 #pragma once
 
 #include <type_traits>
@@ -141,5 +142,53 @@ placed_t<Role, Ps...> take(Ps&&... ps) {
     return {};
   }
 }
+
+/// The check of one policy argument T of DataParallelTrainer among all of them: it fills exactly
+/// one role, and no other argument fills the same; its static_asserts say what is wrong. (Which
+/// type is a role's default does not matter here.)
+template <class T, class... All>
+struct ArgumentCheck {
+  template <class Role>
+  static constexpr int fits = Role::template fits<T> ? 1 : 0;
+  static constexpr int roles = fits<OptimizerRole> + fits<ScheduleRole<void>> + fits<PartitionerRole<void>> +
+                               fits<AggregatorRole<void>> + fits<WorkerRole<void>> + fits<CommunicatorRole<void>> +
+                               fits<SynchronizerRole<void>>;
+  // Whether no other argument fills T's role.
+  template <class Role>
+  static constexpr bool alone = !Role::template fits<T> || ((Role::template fits<All> ? 1 : 0) + ...) == 1;
+
+  // A near miss (a role's member with the wrong signature) gets that role's sentence.
+  static_assert(roles > 0 || !OptimizerRole::template claims<T>,
+                "dptrain: the Optimizer policy must provide a `double lr` member, `static constexpr int "
+                "state_slots` and `template <class Scalar> void update(const UpdateSlice<Scalar, state_slots>&, "
+                "const StepInfo&) const`");
+  static_assert(roles > 0 || !ScheduleRole<void>::template claims<T>,
+                "dptrain: the Schedule policy must provide `double factor(Index step) const`");
+  static_assert(roles > 0 || !PartitionerRole<void>::template claims<T>,
+                "dptrain: the Partitioner policy must provide `IndexRange range(Index batch, Index workers, "
+                "Index rank) const`");
+  static_assert(roles > 0 || !AggregatorRole<void>::template claims<T>,
+                "dptrain: the Aggregator policy must provide `template <class Scalar> VectorMap<Scalar> "
+                "all_reduce(const TeamMember&, const GradientBuffers<Scalar>&) const` for float and double");
+  static_assert(roles > 0 || !WorkerRole<void>::template claims<T>,
+                "dptrain: the Worker policy must provide `make(model, rank, max_rows)` returning a state with "
+                "zero(), accumulate(model, theta, batch), gradient(), loss() and samples()");
+  static_assert(roles > 0 || !CommunicatorRole<void>::template claims<T>,
+                "dptrain: the Communicator policy must provide `connect(Index threads, const RunSignature&) "
+                "const` returning a ProcessGroup");
+  static_assert(roles > 0 || !SynchronizerRole<void>::template claims<T>,
+                "dptrain: the Synchronizer policy must provide `template <class Step> Loop start(Step&) const` "
+                "returning a loop with `SpanEnd run(const TeamMember&, const StepSpan&)`");
+  static_assert(roles > 0,
+                "dptrain: an argument of DataParallelTrainer after the options satisfies no policy concept "
+                "(Optimizer, Schedule, Partitioner, Aggregator, Worker, Communicator, Synchronizer)");
+  static_assert(roles < 2,
+                "dptrain: an argument of DataParallelTrainer satisfies more than one policy concept, so its role "
+                "is ambiguous");
+  static_assert(alone<OptimizerRole> && alone<ScheduleRole<void>> && alone<PartitionerRole<void>> &&
+                    alone<AggregatorRole<void>> && alone<WorkerRole<void>> && alone<CommunicatorRole<void>> &&
+                    alone<SynchronizerRole<void>>,
+                "dptrain: two arguments of DataParallelTrainer fill the same policy role");
+};
 
 }  // namespace dptrain::detail

@@ -2,8 +2,11 @@
 // TrainerOptions: the hyperparameters of the training loop itself.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <string>
 
+#include "dptrain/core/errors.hpp"
 #include "dptrain/core/omp.hpp"
 #include "dptrain/core/types.hpp"
 
@@ -60,6 +63,33 @@ struct TrainerOptions {
   NonFinitePolicy on_non_finite = NonFinitePolicy::stop;
   WaitPolicy wait_policy = WaitPolicy::spin_then_sleep;  ///< how workers wait at barriers; the same θ either way
   double spin_microseconds = 50;                         ///< spin_then_sleep: spin this long before sleeping
+
+  /// @throws dptrain::invalid_argument naming the first option out of its range (fit() calls it).
+  void validate() const {
+    const auto name = [](Index v) { return std::to_string(v); };
+    if (threads < 1)
+      throw invalid_argument("dptrain::DataParallelTrainer: threads must be at least 1, got " + name(threads));
+    if (batch_size < 1)
+      throw invalid_argument("dptrain::DataParallelTrainer: batch_size must be at least 1, got " + name(batch_size));
+    if (epochs < 1)
+      throw invalid_argument("dptrain::DataParallelTrainer: epochs must be at least 1, got " + name(epochs));
+    if (max_steps < 0)
+      throw invalid_argument("dptrain::DataParallelTrainer: max_steps must be >= 0, got " + name(max_steps));
+    if (accumulation_steps < 1)
+      throw invalid_argument("dptrain::DataParallelTrainer: accumulation_steps must be at least 1, got " +
+                             name(accumulation_steps));
+    if (!std::isfinite(clip_norm) || clip_norm < 0)
+      throw invalid_argument("dptrain::DataParallelTrainer: clip_norm must be finite and >= 0 (0: off), got " +
+                             std::to_string(clip_norm));
+    if (!std::isfinite(spin_microseconds) || spin_microseconds < 0 || spin_microseconds > 1e6)
+      throw invalid_argument(
+          "dptrain::DataParallelTrainer: spin_microseconds must be between 0 and 1e6 (one second), got " +
+          std::to_string(spin_microseconds));
+    if (wait_policy != WaitPolicy::openmp && wait_policy != WaitPolicy::spin_then_sleep)
+      throw invalid_argument(
+          "dptrain::DataParallelTrainer: wait_policy must be WaitPolicy::openmp or WaitPolicy::spin_then_sleep, got " +
+          std::to_string(static_cast<int>(wait_policy)));
+  }
 };
 
 }  // namespace dptrain

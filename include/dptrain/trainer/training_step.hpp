@@ -37,14 +37,17 @@
 
 namespace dptrain {
 
-/// Where each step taken is recorded (the trainer's RunRecord): called once per step, by one
-/// thread, in step order, with θ as the step left it (a loop that runs the step hooks itself has
-/// them called there, on that θ).
+/// Where each step taken is recorded (the trainer's run, into its RunRecord): called once per
+/// step, by one thread, in step order, with θ as the step left it (a loop that runs the step hooks
+/// itself has them called there, on that θ).
 template <class Scalar>
-struct StepLog {
-  void* target = nullptr;
-  void (*record)(void* target, const StepSpan& span, Index k, const StepOutcome& outcome, double lr, Scalar* theta,
-                 bool hook_point) = nullptr;
+class StepLog {
+ public:
+  virtual void record(const StepSpan& span, Index k, const StepOutcome& outcome, double lr, Scalar* theta,
+                      bool hook_point) = 0;
+
+ protected:
+  ~StepLog() = default;
 };
 
 /**
@@ -82,7 +85,7 @@ class TrainingStep {
     const O& optimizer;
     const S& schedule;
     TeamBarrier* barrier;  ///< the team's barrier (WaitPolicy::spin_then_sleep), or null: `omp barrier`
-    StepLog<Scalar> log;   ///< where each step taken is recorded
+    StepLog<Scalar>* log;  ///< where each step taken is recorded (null: nowhere)
   };
 
   explicit TrainingStep(const Parts& parts)
@@ -374,9 +377,8 @@ class TrainingStep {
   /// the callbacks' on_step_end run here, on this thread.
   void record(const StepSpan& span, Index k, const StepOutcome& outcome, Scalar* theta = nullptr,
               bool hook_point = true) {
-    if (log_.record != nullptr)
-      log_.record(log_.target, span, k, outcome, lr(span.first + k), theta != nullptr ? theta : theta_.data(),
-                  hook_point);
+    if (log_ != nullptr)
+      log_->record(span, k, outcome, lr(span.first + k), theta != nullptr ? theta : theta_.data(), hook_point);
   }
 
   /// Σgᵢ² in double; float squares are summed in blocks that Eigen vectorizes.
@@ -557,7 +559,7 @@ class TrainingStep {
   const O& optimizer_;
   const S& schedule_;
   TeamBarrier* barrier_;  // every member's barrier: the team's, or null (`omp barrier`)
-  StepLog<Scalar> log_;
+  StepLog<Scalar>* log_;
   const WorkerPolicy& worker_;
 
   Index max_rows_ = 0;  // the most samples a worker's buffers hold
