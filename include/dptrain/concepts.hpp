@@ -341,7 +341,9 @@ concept WorkerPolicy = std::copy_constructible<W> && Worker<W, detail::ProbeMode
  * @par Requirements
  * `p.range(batch, workers, rank)` returns worker rank's contiguous IndexRange; the ranges of
  * ranks 0 … workers−1 are disjoint, in order, and cover [0, batch). Optional:
- * - `p.validate(workers)` throws dptrain::invalid_argument for a thread count it cannot serve;
+ * - `p.validate(workers)` throws dptrain::invalid_argument for a worker count it cannot serve
+ *   (the trainer calls it with every worker of every process: threads × processes, once the
+ *   processes are connected, before any range());
  * - `p.max_size(batch, workers)`: the most samples range() will ever give one worker (the
  *   trainer sizes the workers' buffers for it; without it, for the sizes range() gives at the
  *   start of fit());

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "dptrain/dptrain.hpp"
 #include "dptrain/mpi/mpi_communicator.hpp"
@@ -425,6 +426,35 @@ TEST_CASE("MpiCommunicator: LocalSgd averages every worker of every rank at the 
     dptrain::DataParallelTrainer(options, momentum).fit(model, synchronous, data);
     CHECK(test::relative_error(theta, synchronous) > 1e-6);
   }
+}
+
+TEST_CASE("MpiCommunicator: WeightedPartitioner takes one share for every worker of every rank",
+          "[mpi][partitioners]") {
+  const auto data = test::linear_data<double>(96, 3, 1);
+  const dptrain::LinearRegression<double> model(3);
+  const Index threads = 2, workers = threads * world_size();
+  if (world_size() > 1) {  // shares for one rank's threads: the other ranks' workers have none
+    dptrain::Vector<double> theta = model.init_parameters();
+    CHECK_THROWS_WITH(
+        dptrain::DataParallelTrainer({.threads = threads, .batch_size = 12}, dptrain::Sgd{.lr = 0.05},
+                                     dptrain::WeightedPartitioner{.shares = {2, 1}}, dptrain::MpiCommunicator{})
+            .fit(model, theta, data),
+        Contains("2 shares for " + std::to_string(workers) + " workers"));
+    CHECK((theta.array() == model.init_parameters().array()).all());
+  }
+  // A share for each: the same θ as those workers in one process.
+  std::vector<double> shares;
+  for (Index w = 0; w < workers; ++w) shares.push_back(static_cast<double>(1 + w % 3));
+  const dptrain::WeightedPartitioner split{.shares = shares};
+  dptrain::TrainerOptions options{.threads = workers, .batch_size = 12, .epochs = 2, .seed = 3};
+  dptrain::Vector<double> expected = model.init_parameters(), theta = model.init_parameters();
+  dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.05}, split).fit(model, expected, data);
+  options.threads = threads;
+  const dptrain::FitReport report =
+      dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.05}, split, dptrain::MpiCommunicator{})
+          .fit(model, theta, data);
+  CHECK(report.steps == 16);
+  CHECK(test::relative_error(theta, expected) <= 1e-12);
 }
 
 TEST_CASE("MpiCommunicator: an adaptive partitioner with several ranks is refused on every rank",

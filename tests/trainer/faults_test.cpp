@@ -173,6 +173,11 @@ TEST_CASE("DataParallelTrainer: bad options, hyperparameters and data are reject
                                                  dptrain::BalancingPartitioner{}, dptrain::Sgd{.lr = 0.01})
                         .fit(model, theta, data),
                     Contains("Weighting::by_samples"));
+  // A share per worker: checked before the first range() (the trainer's buffers are sized with it).
+  CHECK_THROWS_WITH(dptrain::DataParallelTrainer({.threads = 3}, dptrain::WeightedPartitioner{.shares = {1, 1}},
+                                                 dptrain::Sgd{.lr = 0.01})
+                        .fit(model, theta, data),
+                    Contains("2 shares for 3 workers"));
 
   dptrain::Vector<double> short_theta(3);
   CHECK_THROWS_WITH(

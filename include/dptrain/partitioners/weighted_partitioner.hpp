@@ -17,7 +17,8 @@ namespace dptrain {
  * Worker t's micro-batch is [round(B·S_t / S), round(B·S_{t+1} / S)) where S_t is the sum of the
  * shares before t and S their total, so sizes follow the shares and always add up to B.
  * Choose it when workers differ in speed (e.g. a core shared with another job): give the slower
- * ones smaller shares so that all reach the barrier together.
+ * ones smaller shares so that all reach the barrier together. With several processes (MPI) the
+ * workers are every process's threads, rank 0's first, then rank 1's, …: one share for each.
  *
  * @code
  * dptrain::WeightedPartitioner p{.shares = {2, 1, 1}};
@@ -25,7 +26,7 @@ namespace dptrain {
  * @endcode
  */
 struct WeightedPartitioner {
-  std::vector<double> shares;  ///< one non-negative share per worker, not all zero
+  std::vector<double> shares;  ///< one non-negative share per worker (of every process), not all zero
 
   /// @throws dptrain::invalid_argument if there is not one share per worker, or shares are bad.
   void validate(Index workers) const {

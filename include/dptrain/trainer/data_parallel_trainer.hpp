@@ -461,7 +461,6 @@ void DataParallelTrainer<O, S, P, A, W, C, Y>::validate(const M& model, VectorRe
     throw invalid_argument("dptrain::DataParallelTrainer: the learning rate must be finite and positive, got " +
                            std::to_string(lr));
   if constexpr (requires { optimizer_.validate(); }) optimizer_.validate();
-  if constexpr (requires { partitioner_.validate(opt.threads); }) partitioner_.validate(opt.threads);
   if constexpr (AdaptivePartitioner<P>)
     if (opt.weighting == Weighting::equal)
       throw invalid_argument(

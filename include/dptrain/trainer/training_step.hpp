@@ -106,8 +106,14 @@ class TrainingStep {
         worker_(parts.worker),
         scalars_(opt_.threads) {
     const Index threads = opt_.threads, workers = group_.workers();
+    // The Partitioner serves every worker of every process (known only now, after connect); a
+    // refusal is kept for run(), which then leaves with every process before the first step.
+    const bool partitions = errors_.guard([&] {
+      if constexpr (requires { partitioner_.validate(workers); }) partitioner_.validate(workers);
+    });
     // A worker's largest micro-batch: only full minibatches and the last partial one occur.
     for (const Index batch : plan_.minibatch_sizes()) {
+      if (!partitions) break;
       if constexpr (requires { partitioner_.max_size(batch, workers); }) {
         max_rows_ = std::max(max_rows_, std::min(batch, static_cast<Index>(partitioner_.max_size(batch, workers))));
       } else {
