@@ -141,6 +141,38 @@ TEST_CASE("MpiCommunicator: an exception on one rank ends fit() on every rank at
                                std::to_string(world_size() - 1)));
 }
 
+TEST_CASE("MpiCommunicator: a callback that throws on one rank names the step it ran after, on every rank",
+          "[mpi][callbacks]") {
+  struct ThrowsAfterStep {
+    Index step = 3;
+    bool on_step_end(dptrain::TrainContext<double>& ctx) {
+      if (world_rank() == world_size() - 1 && ctx.step == step) throw Boom("callback boom");
+      return false;
+    }
+  };
+  const auto data = test::linear_data<double>(64, 3, 1);
+  const dptrain::LinearRegression<double> model(3);
+  // The synchronous step, and LocalSgd (whose hooks run at averaging points: every 3 steps here).
+  const bool local = GENERATE(false, true);
+  ThrowsAfterStep hook{.step = local ? 6 : 3};
+  dptrain::Vector<double> theta = model.init_parameters();
+  const dptrain::TrainerOptions options{.threads = 2, .batch_size = 16, .epochs = 5};
+  const auto fit = [&] {
+    if (local)
+      dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, dptrain::LocalSgd{.period = 3},
+                                   dptrain::MpiCommunicator{})
+          .fit(model, theta, data, hook);
+    else
+      dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, dptrain::MpiCommunicator{})
+          .fit(model, theta, data, hook);
+  };
+  if (world_rank() == world_size() - 1)
+    CHECK_THROWS_AS(fit(), Boom);
+  else
+    CHECK_THROWS_WITH(fit(), Contains("in a callback after step " + std::to_string(hook.step) + ", rank " +
+                                      std::to_string(world_size() - 1) + " failed: callback boom"));
+}
+
 TEST_CASE("MpiCommunicator: a stop request on one rank stops every rank at the same step", "[mpi]") {
   const auto data = test::linear_data<double>(64, 3, 1);
   const dptrain::LinearRegression<double> model(3);

@@ -19,7 +19,7 @@ namespace dptrain {
  * The trainer fills one per thread, sums them over its team in rank order, and hands the
  * process's sum to the Communicator's `all_reduce(StepScalars&)`, which adds the other processes'
  * fields. Every field is a sum; counts are exact in a double up to 2^53, so a communicator may
- * send the struct as six doubles (`to_array()`).
+ * send the struct as seven doubles (`to_array()`).
  */
 struct StepScalars {
   double loss = 0;           ///< Σℓ over the step's samples
@@ -28,6 +28,7 @@ struct StepScalars {
   double busy_workers = 0;   ///< workers with at least one sample (Weighting::equal)
   double failures = 0;       ///< workers or hooks that threw since the last step
   double stop_requests = 0;  ///< hooks that returned true since the last step
+  double hook_failures = 0;  ///< of `failures`, the hooks' (so that an error names the step they ran after)
 
   /// Adds another partial sum, field by field.
   constexpr StepScalars& operator+=(const StepScalars& o) noexcept {
@@ -37,15 +38,16 @@ struct StepScalars {
     busy_workers += o.busy_workers;
     failures += o.failures;
     stop_requests += o.stop_requests;
+    hook_failures += o.hook_failures;
     return *this;
   }
 
   /// The fields in declaration order, for a communicator that sends them in one message.
-  [[nodiscard]] constexpr std::array<double, 6> to_array() const noexcept {
-    return {loss, sumsq, samples, busy_workers, failures, stop_requests};
+  [[nodiscard]] constexpr std::array<double, 7> to_array() const noexcept {
+    return {loss, sumsq, samples, busy_workers, failures, stop_requests, hook_failures};
   }
-  [[nodiscard]] static constexpr StepScalars from_array(const std::array<double, 6>& a) noexcept {
-    return {a[0], a[1], a[2], a[3], a[4], a[5]};
+  [[nodiscard]] static constexpr StepScalars from_array(const std::array<double, 7>& a) noexcept {
+    return {a[0], a[1], a[2], a[3], a[4], a[5], a[6]};
   }
   friend constexpr bool operator==(const StepScalars&, const StepScalars&) = default;
 };

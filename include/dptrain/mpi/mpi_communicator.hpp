@@ -63,7 +63,7 @@ enum class MpiData {
  * bandwidth-optimal all-reduce of one gradient, split over its ranks. Without a window (`node` =
  * MPI_COMM_SELF, or machines with different numbers of ranks) each thread's shard of its team's
  * sum is all-reduced across all ranks. The step's scalars (loss, ‖g‖², samples, failures, stop
- * requests) cross in one more MPI_Allreduce of six doubles, on thread 0, so every worker of every
+ * requests) cross in one more MPI_Allreduce of seven doubles, on thread 0, so every worker of every
  * rank takes the same decision at the same step. θ is broadcast from rank 0 before the first step.
  *
  * Global worker r·T + t (with T the threads of the ranks before, which may differ per rank)
@@ -146,7 +146,7 @@ struct MpiCommunicator {
     /// reductions (one per step) also θ's checksum, a failure on every rank if they differ.
     void all_reduce(StepScalars& scalars) const {
       State& s = *state_;
-      std::array<double, 6> fields = scalars.to_array();
+      auto fields = scalars.to_array();
       check(MPI_Allreduce(MPI_IN_PLACE, fields.data(), static_cast<int>(fields.size()), MPI_DOUBLE, MPI_SUM, s.comm),
             "MPI_Allreduce");
       scalars = StepScalars::from_array(fields);

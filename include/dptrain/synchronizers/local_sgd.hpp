@@ -174,7 +174,10 @@ class LocalSgd::Loop {
       const StepScalars period = step_.sum_scalars(me, std::exchange(my.pending, {}));
       const Index steps = std::exchange(my.local_steps, 0);
       if (period.failures > 0 || period.stop_requests > 0) {  // leave with θ the last average
-        my.left = step_.judge(period, t - 1, me.rank == 0);
+        // Named in the error: a hook's failure came after the last averaging point, before the
+        // period's first step; a worker's, in one of the period's steps.
+        const Index at = period.failures > 0 && period.hook_failures == period.failures ? t - steps : t - 1;
+        my.left = step_.judge(period, at, me.rank == 0);
         return my.left;
       }
       average(me, my);

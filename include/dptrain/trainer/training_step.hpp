@@ -170,6 +170,7 @@ class TrainingStep {
       my.failed = true;
     }
     my.part.failures = my.failed ? 1.0 : 0.0;  // a hook's failure too (thread 0)
+    my.part.hook_failures = me.rank == 0 && hook_failed_.load(std::memory_order_relaxed) ? 1.0 : 0.0;
     if (me.rank == 0 && stop_requested_.load(std::memory_order_relaxed)) my.part.stop_requests = 1;
     const Clock::time_point before = my.last;
     charge(me, &WorkerReport::compute);
@@ -323,8 +324,10 @@ class TrainingStep {
 
   /// What the hooks since the last step add to its scalars: a failure, a stop request.
   [[nodiscard]] StepScalars hook_scalars() const noexcept {
-    return {.failures = hook_failed_.load(std::memory_order_relaxed) ? 1.0 : 0.0,
-            .stop_requests = stop_requested_.load(std::memory_order_relaxed) ? 1.0 : 0.0};
+    const double failed = hook_failed_.load(std::memory_order_relaxed) ? 1.0 : 0.0;
+    return {.failures = failed,
+            .stop_requests = stop_requested_.load(std::memory_order_relaxed) ? 1.0 : 0.0,
+            .hook_failures = failed};
   }
 
   /// The decision of the run's `step`-th step from its totals (`sumsq`: ‖Σ G‖²). One thread of
@@ -342,7 +345,13 @@ class TrainingStep {
     out.update = finite && totals.failures == 0 && !out.stop_requested;
     out.leave =
         totals.failures > 0 || totals.stop_requests > 0 || (!finite && opt_.on_non_finite == NonFinitePolicy::stop);
-    if (keeper && totals.failures > 0) note_failure("at step " + std::to_string(step));
+    if (keeper && totals.failures > 0) {
+      // Only hooks failed: they ran after the step before this one (on_step_end, on_epoch_end, …).
+      const bool hooks = totals.hook_failures == totals.failures;
+      note_failure(!hooks      ? "at step " + std::to_string(step)
+                   : step == 1 ? std::string("in a callback before step 1")
+                               : "in a callback after step " + std::to_string(step - 1));
+    }
     if (keeper && totals.failures == 0 && totals.stop_requests == 0 && !finite &&
         opt_.on_non_finite == NonFinitePolicy::stop)
       errors_.keep(std::make_exception_ptr(non_finite_error(
