@@ -115,6 +115,27 @@ TEST_CASE("MpiCommunicator: ranks that run different configurations all get an e
                     Contains("batch_size differ"));
 }
 
+TEST_CASE("MpiCommunicator: another learning rate or schedule on one rank is refused before the first step", "[mpi]") {
+  if (world_size() < 2) return;
+  const auto data = test::linear_data<double>(40, 3, 1);
+  const dptrain::LinearRegression<double> model(3);
+  dptrain::Vector<double> theta = model.init_parameters();
+  const dptrain::TrainerOptions options{.threads = 2, .batch_size = 8, .epochs = 2};
+  const bool other = world_rank() == 1;
+  CHECK_THROWS_WITH(
+      dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = other ? 0.02 : 0.01}, dptrain::MpiCommunicator{})
+          .fit(model, theta, data),
+      Contains("learning rate at the first step (the optimizer's lr and the schedule), learning rate "
+               "halfway, learning rate at the last step differ"));
+  // The same lr, a cosine schedule with another floor: the first step agrees, the later ones not.
+  CHECK_THROWS_WITH(
+      dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01},
+                                   dptrain::CosineSchedule{.min_factor = other ? 0.1 : 0.0}, dptrain::MpiCommunicator{})
+          .fit(model, theta, data),
+      Contains("learning rate halfway, learning rate at the last step differ"));
+  CHECK((theta.array() == model.init_parameters().array()).all());
+}
+
 TEST_CASE("MpiCommunicator: ranks that disagree on sharing memory all get an error naming it", "[mpi]") {
   if (world_size() < 2) return;
   const auto data = test::linear_data<double>(40, 3, 1);

@@ -82,6 +82,9 @@ struct RunSignature {
   int weighting = 0;             ///< TrainerOptions::weighting
   int on_non_finite = 0;         ///< TrainerOptions::on_non_finite (who leaves at a non-finite step)
   double clip_norm = 0;          ///< TrainerOptions::clip_norm
+  /// The learning rate (the optimizer's lr × the schedule) at the run's first step, halfway and
+  /// at its last step: another lr or schedule on one process is refused before the first step.
+  std::array<double, 3> learning_rates{};
   std::string_view model{};      ///< the model's type (compiler-specific name)
   std::string_view optimizer{};  ///< the optimizer's type (compiler-specific name)
   /// This process's checks of the model, data and options failed: it connects only so that the
@@ -99,7 +102,7 @@ struct RunSignature {
   /// `samples` called `samples_name` (a sharded run says more): `MpiCommunicator` compares them
   /// with two reductions (the minimum and the maximum) and names those that differ; another
   /// transport reuses the list.
-  [[nodiscard]] std::array<Field, 15> fields(const char* samples_name = "data set size") const noexcept {
+  [[nodiscard]] std::array<Field, 18> fields(const char* samples_name = "data set size") const noexcept {
     const auto value = [](auto v) { return static_cast<std::uint64_t>(v); };
     return {{{"theta's length", value(parameters)},
              {samples_name, value(samples)},
@@ -114,6 +117,10 @@ struct RunSignature {
              {"weighting", value(weighting)},
              {"on_non_finite", value(on_non_finite)},
              {"clip_norm", std::bit_cast<std::uint64_t>(clip_norm)},
+             {"learning rate at the first step (the optimizer's lr and the schedule)",
+              std::bit_cast<std::uint64_t>(learning_rates[0])},
+             {"learning rate halfway", std::bit_cast<std::uint64_t>(learning_rates[1])},
+             {"learning rate at the last step", std::bit_cast<std::uint64_t>(learning_rates[2])},
              {"model type", hash(model)},
              {"optimizer type", hash(optimizer)}}};
   }
