@@ -15,10 +15,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <numeric>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/fashion_mnist_data.hpp"

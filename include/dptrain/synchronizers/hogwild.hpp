@@ -39,7 +39,8 @@ namespace dptrain {
  *   copying θ.
  * - `true`: an atomic fetch_add per coordinate, so no change is lost. x86 has no atomic float add:
  *   each is a compare-and-swap loop, and the update costs several times more (on the MLP of
- *   examples/sync_vs_async, a third of each thread's time at batch 1024; RESULTS.md).
+ *   examples/sync_vs_async, a third of each thread's time at batch 1024 on an AMD EPYC Zen 5;
+ *   RESULTS.md).
  *
  * Each update is one micro-batch's: the Optimizer applied to its mean gradient (clipping and the
  * non-finite check use its own norm) at the θ it was taken at, and the change added to θ. Only a
