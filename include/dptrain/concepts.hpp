@@ -453,6 +453,9 @@ concept UpdatesSlices = requires(const O& o, const UpdateSlice<float, O::state_s
  *   double: updates slice.theta (and slice.state) from slice.grad, using info.lr and info.step.
  *   Elements are independent, so any split of θ into slices gives the same result; the trainer
  *   hands each thread's slice over in parts of 32 KiB (detail::scale_and_update).
+ * - optionally `static constexpr std::string_view name` and `std::vector<Setting> settings() const`,
+ *   recorded in checkpoints (RunSetup) and compared across MPI ranks; a Synchronizer may have
+ *   them too (docs/checkpoints.md, "Resuming elsewhere").
  *
  * @code
  * // Optimizer: plain gradient descent, no state.

@@ -39,7 +39,8 @@ void load(const M& model, const std::vector<unsigned char>& file) {
     return;
   }
   for (const auto& buffer : state.optimizer_state) DPTRAIN_FUZZ_CHECK(buffer.size() == model.num_parameters());
-  DPTRAIN_FUZZ_CHECK(dptrain::detail::checkpoint::encode(model, theta, state) == file);
+  const std::uint32_t version = file[8];  // a load that returned read version 1 or 2 there
+  DPTRAIN_FUZZ_CHECK(dptrain::detail::checkpoint::encode(model, theta, state, version) == file);
 }
 
 }  // namespace

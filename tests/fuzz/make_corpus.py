@@ -136,13 +136,25 @@ write("fuzz_libsvm", "regress-float-label-overflow", svm(AS_IS, text=b"1e39\n"))
 
 
 # --- checkpoint: flags (model in bits 0-1, fix the CRC in bit 2), then the file -----------------
-def checkpoint(shape, n, scalar, buffers, step=5, epoch=1, epoch_step=2, plan=(40, 8, 1, 0, 1, 7)):
+def text(s):
+    return struct.pack("<I", len(s)) + s.encode()
+
+
+def policy(name, settings):
+    return text(name) + struct.pack("<I", len(settings)) + b"".join(text(k) + struct.pack("<d", v)
+                                                                    for k, v in settings)
+
+
+def checkpoint(shape, n, scalar, buffers, step=5, epoch=1, epoch_step=2, plan=(40, 8, 1, 0, 1, 7), version=2):
     fmt = "<f" if scalar == 4 else "<d"
-    out = b"DPTRNCKP" + struct.pack("<IIQ", 1, scalar, n)
-    out += struct.pack("<I", len(shape)) + shape.encode()
+    out = b"DPTRNCKP" + struct.pack("<IIQ", version, scalar, n)
+    out += text(shape)
     out += struct.pack("<qqq", step, epoch, epoch_step)
     samples, batch, accumulation, drop_last, shuffle, seed = plan
     out += struct.pack("<qqqBBQ", samples, batch, accumulation, drop_last, shuffle, seed)
+    if version == 2:  # the run that made it: threads, ranks, shards, synchronizer, optimizer
+        out += struct.pack("<qqq", 2, 1, 6)
+        out += policy("BackupWorkers", [("chunks", 6), ("stall", 1)]) + policy("Momentum", [("lr", 0.05)])
     out += struct.pack("<I", buffers)
     out += b"".join(struct.pack(fmt, 0.5 * i - 1) for i in range(n * (1 + buffers)))
     return out + struct.pack("<I", zlib.crc32(out))
@@ -154,10 +166,11 @@ for flags, (shape, n, scalar) in enumerate(CHECKPOINT_MODELS):
     for buffers in (0, 1, 2):
         write("fuzz_checkpoint", f"valid-model{flags}-buffers{buffers}",
               bytes([flags]) + checkpoint(shape, n, scalar, buffers))
+    write("fuzz_checkpoint", f"valid-version1-model{flags}", bytes([flags]) + checkpoint(shape, n, scalar, 1, version=1))
 valid = checkpoint("softmax_regression 3-2", 8, 4, 1)
 write("fuzz_checkpoint", "flipped-byte", bytes([0]) + valid[:40] + bytes([valid[40] ^ 1]) + valid[41:])
 write("fuzz_checkpoint", "truncated", bytes([0]) + valid[:-9])
-write("fuzz_checkpoint", "wrong-version-crc-fixed", bytes([4]) + valid[:8] + b"\x02" + valid[9:])
+write("fuzz_checkpoint", "wrong-version-crc-fixed", bytes([4]) + valid[:8] + b"\x03" + valid[9:])
 write("fuzz_checkpoint", "wrong-shape", bytes([1]) + valid)
 write("fuzz_checkpoint", "double-file-float-model", bytes([0]) + checkpoint("softmax_regression 3-2", 8, 8, 1))
 write("fuzz_checkpoint", "bad-flag-crc-fixed",

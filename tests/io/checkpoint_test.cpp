@@ -3,10 +3,12 @@
 // truncated or mismatched files are rejected without touching θ.
 #include <catch2/catch.hpp>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dptrain/dptrain.hpp"
@@ -238,10 +240,11 @@ TEST_CASE("Checkpoint: damaged, truncated and foreign files are rejected and the
   }
   SECTION("another format version") {
     std::vector<char> other = bytes;
-    other[8] = 2;  // the u32 after the magic
+    other[8] = 3;  // the u32 after the magic
     fix_checksum(other);
     write_bytes(bad, other);
-    CHECK_THROWS_WITH(load(), Contains("byte 8") && Contains("format version 2, but this dptrain reads version 1"));
+    CHECK_THROWS_WITH(load(),
+                      Contains("byte 8") && Contains("format version 3, but this dptrain reads versions 1 and 2"));
   }
   SECTION("trailing bytes") {
     std::vector<char> longer = bytes;
@@ -299,4 +302,157 @@ TEST_CASE("Checkpoint: another model, scalar type or optimizer is refused", "[ch
   dptrain::DataParallelTrainer momentum({.threads = 2, .batch_size = 5, .epochs = 2, .seed = 1},
                                         dptrain::Momentum{.lr = 0.1});
   CHECK(momentum.resume(softmax, loaded, data, back).steps == 8);
+}
+
+namespace {
+
+// The run that made a state: `threads` threads, 8 steps of `total`, saved, then the rest resumed
+// with `resumer` (a fresh trainer); returns the uninterrupted θ, the resumed θ and its report.
+struct ResumedElsewhere {
+  Vector<float> straight, resumed;
+  dptrain::FitReport report;
+};
+
+template <class Saver, class Resumer>
+ResumedElsewhere resume_elsewhere(Saver saver, Resumer resumer, dptrain::TrainingState<float>* saved = nullptr) {
+  const test::TempDir dir("checkpoint");
+  const auto data = test::cluster_data<float>(90, 5, 3, 4, 2.0);
+  const dptrain::Mlp<float> model({5, 7, 3});
+  ResumedElsewhere out{model.init_parameters(11), model.init_parameters(11), {}};
+  saver(20).fit(model, out.straight, data);
+  dptrain::Checkpoint checkpoint(model, dir.file("run.ckpt"), {.every_epochs = 0});
+  saver(8).fit(model, out.resumed, data, checkpoint);
+  const dptrain::TrainingState<float> state = dptrain::load_checkpoint(checkpoint.path(), model, out.resumed);
+  if (saved != nullptr) *saved = state;
+  out.report = resumer(20).resume(model, out.resumed, data, state);
+  return out;
+}
+
+dptrain::TrainerOptions steps(Index threads, Index max_steps, bool same_workers = false) {
+  return {.threads = threads,
+          .batch_size = 16,
+          .epochs = 1000,
+          .max_steps = max_steps,
+          .seed = 5,
+          .same_workers_on_resume = same_workers};
+}
+
+}  // namespace
+
+TEST_CASE("Checkpoint: a version-1 file still loads and resumes", "[checkpoint]") {
+  // Written by dptrain with format version 1 (before December 2026): θ[i] = 0.5 − i/64, Adam's buffers k·i/8.
+  const std::string path = std::filesystem::path(__FILE__).parent_path() / "data" / "checkpoint_version1.ckpt";
+  const dptrain::SoftmaxRegression<float> model(4, 3);
+  Vector<float> theta(model.num_parameters());
+  const dptrain::TrainingState<float> state = dptrain::load_checkpoint(path, model, theta);
+  for (Index i = 0; i < theta.size(); ++i) CHECK(theta[i] == 0.5F - static_cast<float>(i) / 64.0F);
+  CHECK(state.step == 6);
+  CHECK(state.epoch == 1);
+  CHECK(state.epoch_step == 2);
+  CHECK(state.plan == dptrain::SamplerPlan{.samples = 40, .batch_size = 10, .shuffle = true, .seed = 7});
+  REQUIRE(state.optimizer_state.size() == 2);
+  for (Index i = 0; i < theta.size(); ++i)
+    CHECK(state.optimizer_state[1].data()[i] == 2.0F * static_cast<float>(i) / 8.0F);
+  CHECK_FALSE(state.made_by.known());
+
+  const auto data = test::cluster_data<float>(40, 4, 3, 1);
+  dptrain::TrainerOptions options{.threads = 2, .batch_size = 10, .epochs = 3, .seed = 7};
+  const dptrain::FitReport report =
+      dptrain::DataParallelTrainer(options, dptrain::Adam{.lr = 0.01}).resume(model, theta, data, state);
+  CHECK(report.steps == 6);
+  REQUIRE(report.notes.size() == 1);
+  CHECK_THAT(report.notes[0], Contains("does not record how it was made (a version-1 checkpoint"));
+  options.same_workers_on_resume = true;
+  CHECK_THROWS_WITH(dptrain::DataParallelTrainer(options, dptrain::Adam{.lr = 0.01}).resume(model, theta, data, state),
+                    Contains("does not record the workers that made it"));
+}
+
+TEST_CASE("Checkpoint: a checkpoint records the run that made it", "[checkpoint]") {
+  dptrain::TrainingState<float> saved;
+  const dptrain::Momentum momentum{.lr = 0.05, .nesterov = true};
+  const auto run =
+      resume_elsewhere([&](Index n) { return dptrain::DataParallelTrainer(steps(2, n), momentum); },
+                       [&](Index n) { return dptrain::DataParallelTrainer(steps(2, n), momentum); }, &saved);
+  CHECK(run.straight == run.resumed);
+  CHECK(run.report.notes.empty());  // nothing changed
+  CHECK(saved.made_by.threads == 2);
+  CHECK(saved.made_by.ranks == 1);
+  CHECK(saved.made_by.shards == 0);
+  CHECK(saved.made_by.synchronizer == dptrain::PolicySetup{"EveryStepSynchronizer", {}});
+  CHECK(saved.made_by.optimizer ==
+        dptrain::PolicySetup{
+            "Momentum", {{"lr", 0.05}, {"momentum", 0.9}, {"nesterov", 1}, {"weight_decay", 0}, {"decay_biases", 1}}});
+
+  dptrain::TrainingState<float> backup;
+  (void)resume_elsewhere(
+      [](Index n) {
+        return dptrain::DataParallelTrainer(steps(3, n), dptrain::Adam{}, dptrain::BackupWorkers{.chunks = 5});
+      },
+      [](Index n) {
+        return dptrain::DataParallelTrainer(steps(3, n), dptrain::Adam{}, dptrain::BackupWorkers{.chunks = 5});
+      },
+      &backup);
+  CHECK(backup.made_by.threads == 3);
+  CHECK(backup.made_by.shards == 5);
+  CHECK(backup.made_by.synchronizer == dptrain::PolicySetup{"BackupWorkers", {{"chunks", 5}, {"stall", 1}}});
+  CHECK(backup.made_by.optimizer.name == "Adam");
+}
+
+TEST_CASE("Checkpoint: another optimizer type is refused, other settings are reported", "[checkpoint]") {
+  const auto adam = [](Index n) { return dptrain::DataParallelTrainer(steps(2, n), dptrain::Adam{.lr = 0.01}); };
+  SECTION("Adam saved, RMSProp resumed: both keep two buffers") {
+    CHECK_THROWS_WITH(
+        resume_elsewhere(adam, [](Index n) { return dptrain::DataParallelTrainer(steps(2, n), dptrain::RMSProp{}); }),
+        Contains("the state was saved by a run with the optimizer Adam, but this trainer's optimizer is RMSProp"));
+  }
+  SECTION("a new learning rate and beta2") {
+    const auto run = resume_elsewhere(adam, [](Index n) {
+      return dptrain::DataParallelTrainer(steps(2, n), dptrain::Adam{.lr = 0.02, .beta2 = 0.99});
+    });
+    REQUIRE(run.report.notes.size() == 1);
+    CHECK(run.report.notes[0] == "resumed with other optimizer settings: lr 0.01 -> 0.02, beta2 0.999 -> 0.99");
+    CHECK(run.straight != run.resumed);
+  }
+  SECTION("another synchronizer") {
+    const auto run = resume_elsewhere(adam, [](Index n) {
+      return dptrain::DataParallelTrainer(steps(2, n), dptrain::Adam{.lr = 0.01}, dptrain::LocalSgd{.period = 2});
+    });
+    REQUIRE(run.report.notes.size() == 1);
+    CHECK(run.report.notes[0] ==
+          "resumed with another synchronizer: saved by EveryStepSynchronizer{}, resumed by LocalSgd{period 2, "
+          "warmup_steps 0}");
+  }
+}
+
+TEST_CASE("Checkpoint: resuming on another thread count is reported, or refused under same_workers_on_resume",
+          "[checkpoint]") {
+  const dptrain::Momentum momentum{.lr = 0.05};
+  const auto saver = [&](Index n) { return dptrain::DataParallelTrainer(steps(2, n), momentum); };
+  const auto run =
+      resume_elsewhere(saver, [&](Index n) { return dptrain::DataParallelTrainer(steps(3, n), momentum); });
+  REQUIRE(run.report.notes.size() == 1);
+  CHECK(run.report.notes[0] ==
+        "saved on 1 x 2 (ranks x threads), resumed on 1 x 3 (ranks x threads): theta is "
+        "rounded differently from an uninterrupted run");
+  CHECK(run.resumed.isApprox(run.straight, 1e-4F));
+  CHECK_THROWS_WITH(
+      resume_elsewhere(saver, [&](Index n) { return dptrain::DataParallelTrainer(steps(3, n, true), momentum); }),
+      Contains("saved on 1 x 2 (ranks x threads), resumed on 1 x 3") && Contains("same_workers_on_resume"));
+}
+
+TEST_CASE("Checkpoint: with fixed shards a resume on another thread count is bitwise the uninterrupted run",
+          "[checkpoint][backup]") {
+  const auto trainer = [](Index threads, bool same_workers = false) {
+    return [=](Index n) {
+      return dptrain::DataParallelTrainer(steps(threads, n, same_workers), dptrain::Adam{.lr = 0.01},
+                                          dptrain::BackupWorkers{.chunks = 6});
+    };
+  };
+  for (const auto& [before, after] : {std::pair<Index, Index>{2, 3}, {4, 1}, {1, 2}}) {
+    CAPTURE(before, after);
+    const auto run = resume_elsewhere(trainer(before), trainer(after, true));
+    CHECK(std::memcmp(run.straight.data(), run.resumed.data(), sizeof(float) * run.straight.size()) == 0);
+    REQUIRE(run.report.notes.size() == 1);
+    CHECK_THAT(run.report.notes[0], Contains("the same bits as an uninterrupted run (6 fixed shards)"));
+  }
 }

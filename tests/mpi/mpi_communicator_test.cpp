@@ -115,7 +115,10 @@ TEST_CASE("MpiCommunicator: ranks that run different configurations all get an e
                     Contains("batch_size differ"));
 }
 
-TEST_CASE("MpiCommunicator: another learning rate or schedule on one rank is refused before the first step", "[mpi]") {
+TEST_CASE(
+    "MpiCommunicator: another learning rate, schedule or optimizer setting on one rank is refused before the first "
+    "step",
+    "[mpi]") {
   if (world_size() < 2) return;
   const auto data = test::linear_data<double>(40, 3, 1);
   const dptrain::LinearRegression<double> model(3);
@@ -126,13 +129,18 @@ TEST_CASE("MpiCommunicator: another learning rate or schedule on one rank is ref
       dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = other ? 0.02 : 0.01}, dptrain::MpiCommunicator{})
           .fit(model, theta, data),
       Contains("learning rate at the first step (the optimizer's lr and the schedule), learning rate "
-               "halfway, learning rate at the last step differ"));
+               "halfway, learning rate at the last step, optimizer settings differ"));
   // The same lr, a cosine schedule with another floor: the first step agrees, the later ones not.
   CHECK_THROWS_WITH(
       dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01},
                                    dptrain::CosineSchedule{.min_factor = other ? 0.1 : 0.0}, dptrain::MpiCommunicator{})
           .fit(model, theta, data),
       Contains("learning rate halfway, learning rate at the last step differ"));
+  // The same lr, another momentum: the optimizer's settings differ.
+  CHECK_THROWS_WITH(dptrain::DataParallelTrainer(options, dptrain::Momentum{.lr = 0.01, .momentum = other ? 0.8 : 0.9},
+                                                 dptrain::MpiCommunicator{})
+                        .fit(model, theta, data),
+                    Contains("the ranks run different configurations: optimizer settings differ"));
   CHECK((theta.array() == model.init_parameters().array()).all());
 }
 
@@ -277,6 +285,29 @@ TEST_CASE("MpiCommunicator: a checkpoint written by rank 0 resumes every rank bi
   CHECK(state.step == 9);
   dptrain::DataParallelTrainer(options, adam, dptrain::MpiCommunicator{}).resume(model, resumed, data, state);
   CHECK((resumed.array() == uninterrupted.array()).all());
+
+  // The file records R ranks × 2 threads; one rank alone resumes it with 2 threads: allowed,
+  // reported, and within rounding of the uninterrupted run (refused under same_workers_on_resume).
+  state = dptrain::load_checkpoint(path, model, resumed);
+  CHECK(state.made_by.ranks == world_size());
+  CHECK(state.made_by.threads == 2);
+  const dptrain::FitReport alone =
+      dptrain::DataParallelTrainer(options, adam, dptrain::MpiCommunicator{.comm = MPI_COMM_SELF})
+          .resume(model, resumed, data, state);
+  if (world_size() > 1) {
+    REQUIRE(alone.notes.size() == 1);
+    CHECK_THAT(alone.notes[0], Contains("saved on " + std::to_string(world_size()) +
+                                        " x 2 (ranks x threads), resumed on 1 x 2 (ranks x threads)"));
+    CHECK(resumed.isApprox(uninterrupted, 1e-9));
+    options.same_workers_on_resume = true;
+    state = dptrain::load_checkpoint(path, model, resumed);
+    CHECK_THROWS_WITH(dptrain::DataParallelTrainer(options, adam, dptrain::MpiCommunicator{.comm = MPI_COMM_SELF})
+                          .resume(model, resumed, data, state),
+                      Contains("same_workers_on_resume"));
+    options.same_workers_on_resume = false;
+  } else {
+    CHECK(alone.notes.empty());
+  }
 
   // A rank resuming from another position: every rank is told, none hangs.
   if (world_size() > 1) {

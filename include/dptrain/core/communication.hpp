@@ -85,6 +85,8 @@ struct RunSignature {
   /// The learning rate (the optimizer's lr × the schedule) at the run's first step, halfway and
   /// at its last step: another lr or schedule on one process is refused before the first step.
   std::array<double, 3> learning_rates{};
+  /// The optimizer's other settings (momentum, β…): a hash of its name and settings (PolicySetup).
+  std::uint64_t optimizer_settings = 0;
   std::string_view model{};      ///< the model's type (compiler-specific name)
   std::string_view optimizer{};  ///< the optimizer's type (compiler-specific name)
   /// This process's checks of the model, data and options failed: it connects only so that the
@@ -102,7 +104,7 @@ struct RunSignature {
   /// `samples` called `samples_name` (a sharded run says more): `MpiCommunicator` compares them
   /// with two reductions (the minimum and the maximum) and names those that differ; another
   /// transport reuses the list.
-  [[nodiscard]] std::array<Field, 18> fields(const char* samples_name = "data set size") const noexcept {
+  [[nodiscard]] std::array<Field, 19> fields(const char* samples_name = "data set size") const noexcept {
     const auto value = [](auto v) { return static_cast<std::uint64_t>(v); };
     return {{{"theta's length", value(parameters)},
              {samples_name, value(samples)},
@@ -121,12 +123,13 @@ struct RunSignature {
               std::bit_cast<std::uint64_t>(learning_rates[0])},
              {"learning rate halfway", std::bit_cast<std::uint64_t>(learning_rates[1])},
              {"learning rate at the last step", std::bit_cast<std::uint64_t>(learning_rates[2])},
+             {"optimizer settings", optimizer_settings},
              {"model type", hash(model)},
              {"optimizer type", hash(optimizer)}}};
   }
 
- private:
-  static constexpr std::uint64_t hash(std::string_view text) noexcept {  // FNV-1a
+  /// A text's 64-bit FNV-1a hash: how a name or a description becomes a Field's value.
+  static constexpr std::uint64_t hash(std::string_view text) noexcept {
     std::uint64_t h = 1469598103934665603ULL;
     for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
     return h;

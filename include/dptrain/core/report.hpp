@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "dptrain/core/types.hpp"
@@ -59,6 +60,9 @@ struct FitReport {
   /// about 0 on a machine of its own, about 1 beside one busy process; other ranks on the same
   /// machine count too). Set at the end of fit(); NaN before, and where it cannot be measured.
   double other_load = std::numeric_limits<double>::quiet_NaN();
+  /// What resume() found changed since the state was saved and went on with, one sentence each:
+  /// other optimizer settings, another synchronizer, another worker count (docs/checkpoints.md).
+  std::vector<std::string> notes;
 
   /**
    * @brief More threads than cores: some worker always waits for one that is not running, and

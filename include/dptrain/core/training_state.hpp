@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "dptrain/core/aligned_buffer.hpp"
@@ -25,6 +26,47 @@ struct SamplerPlan {
   friend bool operator==(const SamplerPlan&, const SamplerPlan&) = default;
 };
 
+/// One named setting of a policy ("lr", 0.01); a flag is 0 or 1.
+struct Setting {
+  std::string name;
+  double value = 0;
+
+  friend bool operator==(const Setting&, const Setting&) = default;
+};
+
+/**
+ * @brief A policy as a run records it: its name ("Adam") and its settings. A policy names itself
+ * with a `name` member and lists its settings with `settings()` (every built-in optimizer and
+ * synchronizer does); one without them is recorded by its C++ type's name, with no settings.
+ */
+struct PolicySetup {
+  std::string name;
+  std::vector<Setting> settings;
+
+  friend bool operator==(const PolicySetup&, const PolicySetup&) = default;
+};
+
+/**
+ * @brief How the run that reached a TrainingState was made: the workers, the synchronizer and the
+ * optimizer. A checkpoint records it (format version 2), so that resume() can refuse another
+ * optimizer type and report every other change (docs/checkpoints.md, "Resuming elsewhere").
+ * `threads == 0`: unknown (a version-1 checkpoint, or a state made by hand).
+ */
+struct RunSetup {
+  Index threads = 0;  ///< threads per process
+  Index ranks = 0;    ///< processes (MPI ranks)
+  /// The synchronizer's fixed shard count, where θ's bits do not depend on the worker count
+  /// (BackupWorkers with a fixed `chunks`); 0 where they do.
+  Index shards = 0;
+  PolicySetup synchronizer;
+  PolicySetup optimizer;
+
+  [[nodiscard]] bool known() const noexcept { return threads > 0; }
+  [[nodiscard]] Index workers() const noexcept { return threads * ranks; }
+
+  friend bool operator==(const RunSetup&, const RunSetup&) = default;
+};
+
 /**
  * @brief Where training stands, besides θ: the position in the sampling plan, the schedule's
  * step and the optimizer's state. The trainer keeps one during fit() (hooks read it as
@@ -42,6 +84,8 @@ struct TrainingState {
   SamplerPlan plan;      ///< what epoch and epoch_step refer to
   /// The optimizer's state, Optimizer::state_slots buffers of θ's length (momentum, Adam's moments).
   std::vector<AlignedBuffer<Scalar>> optimizer_state;
+  /// The run that reached this state (filled by the trainer at the start of fit() and resume()).
+  RunSetup made_by;
 };
 
 }  // namespace dptrain

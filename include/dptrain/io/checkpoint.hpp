@@ -45,8 +45,8 @@ namespace detail::checkpoint {
 
 /// "DPTRNCKP": the first 8 bytes of every checkpoint.
 inline constexpr std::string_view magic = "DPTRNCKP";
-/// The format written; load_checkpoint reads exactly this version.
-inline constexpr std::uint32_t version = 1;
+/// The format written; load_checkpoint reads it and version 1 (which has no RunSetup).
+inline constexpr std::uint32_t version = 2;
 
 // Fixed-width little-endian integers, appended to a byte string.
 class Writer {
@@ -195,15 +195,17 @@ inline void write_atomically(const std::string& path, const std::vector<unsigned
   return bytes;
 }
 
-/// The bytes of a checkpoint (format: see save_checkpoint); θ and the buffers have the model's length.
+/// The bytes of a checkpoint (format: see save_checkpoint); θ and the buffers have the model's
+/// length. `format` 1 leaves out state.made_by (the fuzz test re-encodes version-1 files).
 template <class M>
 [[nodiscard]] std::vector<unsigned char> encode(const M& model, ConstVectorRef<typename M::scalar_type> theta,
-                                                const TrainingState<typename M::scalar_type>& state) {
+                                                const TrainingState<typename M::scalar_type>& state,
+                                                std::uint32_t format = version) {
   using Scalar = typename M::scalar_type;
   const Index n = model.num_parameters();
   detail::checkpoint::Writer out;
   out.raw(detail::checkpoint::magic);
-  out.integer(detail::checkpoint::version);
+  out.integer(format);
   out.integer(static_cast<std::uint32_t>(sizeof(Scalar)));
   out.integer(static_cast<std::uint64_t>(n));
   out.text(model_shape(model));
@@ -216,6 +218,20 @@ template <class M>
   out.integer(static_cast<std::uint8_t>(state.plan.drop_last ? 1 : 0));
   out.integer(static_cast<std::uint8_t>(state.plan.shuffle ? 1 : 0));
   out.integer(state.plan.seed);
+  if (format >= 2) {
+    const RunSetup& run = state.made_by;
+    out.integer(static_cast<std::int64_t>(run.threads));
+    out.integer(static_cast<std::int64_t>(run.ranks));
+    out.integer(static_cast<std::int64_t>(run.shards));
+    for (const PolicySetup* policy : {&run.synchronizer, &run.optimizer}) {
+      out.text(policy->name);
+      out.integer(static_cast<std::uint32_t>(policy->settings.size()));
+      for (const Setting& setting : policy->settings) {
+        out.text(setting.name);
+        out.scalars(&setting.value, 1);
+      }
+    }
+  }
   out.integer(static_cast<std::uint32_t>(state.optimizer_state.size()));
   out.scalars(theta.data(), n);
   for (const AlignedBuffer<Scalar>& buffer : state.optimizer_state) out.scalars(buffer.data(), n);
@@ -229,12 +245,15 @@ template <class M>
  * @brief Writes θ and the training state to `path`, atomically: a crash during the write leaves
  * the previous file at `path` intact.
  *
- * Format (version 1, all integers little-endian, floats as their IEEE-754 bits):
+ * Format (version 2, all integers little-endian, floats as their IEEE-754 bits):
  * "DPTRNCKP", u32 version, u32 scalar size (4: float, 8: double), u64 parameter count n,
  * the model's shape as u32 length + text, i64 step, epoch, epoch_step, the sampling plan
- * (i64 samples, batch_size, accumulation_steps, u8 drop_last, u8 shuffle, u64 seed),
+ * (i64 samples, batch_size, accumulation_steps, u8 drop_last, u8 shuffle, u64 seed), the run
+ * that made it (state.made_by: i64 threads, ranks, shards, then the synchronizer and the
+ * optimizer, each a text name, u32 settings and per setting a text name and an f64 value),
  * u32 optimizer buffers k, then θ and the k buffers (n scalars each), and last a u32 CRC-32
- * (zlib's) of every byte before it. docs/checkpoints.md has the table.
+ * (zlib's) of every byte before it. Texts are a u32 length and the bytes. Version 1 is the same
+ * without the run. docs/checkpoints.md has the table.
  *
  * @param path  the file; its folder must exist. A temporary `path.tmp.<pid>` is written first.
  * @param model the model θ belongs to (for its shape)
@@ -262,12 +281,14 @@ void save_checkpoint(const std::string& path, const M& model, ConstVectorRef<typ
  * @brief Reads a checkpoint written by save_checkpoint: writes θ and returns the training state,
  * ready for DataParallelTrainer::resume.
  *
- * Everything is checked before θ is touched: on any exception θ keeps its value.
+ * Reads format versions 1 and 2; a version-1 file gives a state whose `made_by` is unknown
+ * (resume() then says that it could not compare the runs). Everything is checked before θ is
+ * touched: on any exception θ keeps its value.
  *
  * @param theta receives the parameters; must have model.num_parameters() values
  * @throws dptrain::parse_error naming the file and byte offset for a file that is not a
  *         checkpoint, a truncated file, trailing bytes, a checksum mismatch (any flipped bit),
- *         another format version, or a scalar type, parameter count or model shape that differ
+ *         a format version other than 1 and 2, or a scalar type, parameter count or model shape that differ
  *         from `model`'s
  * @throws dptrain::invalid_argument when θ has the wrong length
  * @throws dptrain::error when the file cannot be opened or read
@@ -294,9 +315,9 @@ template <Model M>
   detail::checkpoint::Reader in(path, bytes, bytes.size() - 4);
   in.skip(magic.size());
   const auto version = in.integer<std::uint32_t>("the format version");
-  if (version != detail::checkpoint::version)
-    fail(magic.size(), "format version " + std::to_string(version) + ", but this dptrain reads version " +
-                           std::to_string(detail::checkpoint::version));
+  static_assert(detail::checkpoint::version == 2, "the versions read are named below");
+  if (version != 1 && version != 2)
+    fail(magic.size(), "format version " + std::to_string(version) + ", but this dptrain reads versions 1 and 2");
   detail::checkpoint::Reader crc_field(path, bytes, bytes.size());
   crc_field.skip(bytes.size() - 4);
   const auto stored = crc_field.integer<std::uint32_t>("the checksum");
@@ -332,6 +353,23 @@ template <Model M>
   state.plan.drop_last = in.flag("drop_last (0 or 1)");
   state.plan.shuffle = in.flag("shuffle (0 or 1)");
   state.plan.seed = in.integer<std::uint64_t>("the seed");
+  if (version == 2) {
+    RunSetup& run = state.made_by;
+    run.threads = static_cast<Index>(in.integer<std::int64_t>("the thread count"));
+    run.ranks = static_cast<Index>(in.integer<std::int64_t>("the rank count"));
+    run.shards = static_cast<Index>(in.integer<std::int64_t>("the shard count"));
+    for (PolicySetup* policy : {&run.synchronizer, &run.optimizer}) {
+      policy->name = in.text("a policy's name");
+      at = in.offset();
+      const auto settings = in.integer<std::uint32_t>("a policy's number of settings");
+      if (settings > 256) fail(at, std::to_string(settings) + " settings for " + policy->name + ": at most 256");
+      policy->settings.resize(settings);
+      for (Setting& setting : policy->settings) {
+        setting.name = in.text("a setting's name");
+        in.scalars(&setting.value, 1, "a setting's value");
+      }
+    }
+  }
   at = in.offset();
   const auto buffers = in.integer<std::uint32_t>("the number of optimizer buffers");
   // What is left must be exactly θ and the buffers.

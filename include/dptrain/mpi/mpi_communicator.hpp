@@ -73,7 +73,8 @@ enum class MpiData {
  *
  * connect() compares the runs of all ranks (RunSignature: θ length, data size, batch, epochs,
  * max_steps, accumulation, seed, resumed step, shuffle, drop_last, weighting, on_non_finite,
- * clip_norm, model and optimizer types; and this communicator's options and MPI thread level)
+ * clip_norm, the learning rate at three steps, the optimizer's settings, model and optimizer
+ * types; and this communicator's options and MPI thread level)
  * with all-reduces of their minima and maxima, and throws dptrain::invalid_argument on every rank,
  * naming what differs, instead of hanging in a collective later. A rank whose own checks failed
  * before (RunSignature::refused) makes every rank throw.

@@ -2,6 +2,10 @@
 // AdaGrad: per-parameter steps scaled by the root of the summed squared gradients.
 #pragma once
 
+#include <string_view>
+#include <vector>
+
+#include "dptrain/core/training_state.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/core/update_slice.hpp"
 #include "dptrain/detail/optimizer_support.hpp"
@@ -40,6 +44,13 @@ struct AdaGrad {
 
   /// One state vector: the sum of squared gradients s.
   static constexpr int state_slots = 1;
+
+  /// Its name and settings, recorded in checkpoints (RunSetup).
+  static constexpr std::string_view name = "Adagrad";
+  [[nodiscard]] std::vector<Setting> settings() const {
+    return {
+        {"lr", lr}, {"epsilon", epsilon}, {"weight_decay", weight_decay}, {"decay_biases", decay_biases ? 1.0 : 0.0}};
+  }
 
   /**
    * @brief Applies one step to a slice; s.state[0] holds the sum of squares.

@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cmath>
+#include <string_view>
+#include <vector>
 
+#include "dptrain/core/training_state.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/core/update_slice.hpp"
 #include "dptrain/detail/optimizer_support.hpp"
@@ -46,6 +49,17 @@ struct AdamW {
 
   /// Two state vectors: m (slot 0) and v (slot 1).
   static constexpr int state_slots = 2;
+
+  /// Its name and settings, recorded in checkpoints (RunSetup).
+  static constexpr std::string_view name = "AdamW";
+  [[nodiscard]] std::vector<Setting> settings() const {
+    return {{"lr", lr},
+            {"beta1", beta1},
+            {"beta2", beta2},
+            {"epsilon", epsilon},
+            {"weight_decay", weight_decay},
+            {"decay_biases", decay_biases ? 1.0 : 0.0}};
+  }
 
   /**
    * @brief Applies step info.step (1-based) to a slice; s.state[0] is m, s.state[1] is v.

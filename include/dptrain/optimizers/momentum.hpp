@@ -2,6 +2,10 @@
 // Momentum: SGD with heavy-ball or Nesterov momentum, as PyTorch's torch.optim.SGD.
 #pragma once
 
+#include <string_view>
+#include <vector>
+
+#include "dptrain/core/training_state.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/core/update_slice.hpp"
 #include "dptrain/detail/optimizer_support.hpp"
@@ -46,6 +50,16 @@ struct Momentum {
 
   /// One state vector: the velocity v.
   static constexpr int state_slots = 1;
+
+  /// Its name and settings, recorded in checkpoints (RunSetup).
+  static constexpr std::string_view name = "Momentum";
+  [[nodiscard]] std::vector<Setting> settings() const {
+    return {{"lr", lr},
+            {"momentum", momentum},
+            {"nesterov", nesterov ? 1.0 : 0.0},
+            {"weight_decay", weight_decay},
+            {"decay_biases", decay_biases ? 1.0 : 0.0}};
+  }
 
   /**
    * @brief Applies one step to a slice; s.state[0] holds v.

@@ -2,6 +2,10 @@
 // RMSProp: steps scaled by a running root-mean-square of the gradients, optional momentum.
 #pragma once
 
+#include <string_view>
+#include <vector>
+
+#include "dptrain/core/training_state.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/core/update_slice.hpp"
 #include "dptrain/detail/optimizer_support.hpp"
@@ -45,6 +49,17 @@ struct RMSProp {
 
   /// Two state vectors: the mean square v (slot 0) and the momentum buffer b (slot 1).
   static constexpr int state_slots = 2;
+
+  /// Its name and settings, recorded in checkpoints (RunSetup).
+  static constexpr std::string_view name = "RMSProp";
+  [[nodiscard]] std::vector<Setting> settings() const {
+    return {{"lr", lr},
+            {"alpha", alpha},
+            {"epsilon", epsilon},
+            {"weight_decay", weight_decay},
+            {"momentum", momentum},
+            {"decay_biases", decay_biases ? 1.0 : 0.0}};
+  }
 
   /**
    * @brief Applies one step to a slice; s.state[0] is v, s.state[1] is b.

@@ -2,6 +2,10 @@
 // Sgd: plain stochastic gradient descent with optional L2 weight decay.
 #pragma once
 
+#include <string_view>
+#include <vector>
+
+#include "dptrain/core/training_state.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/core/update_slice.hpp"
 #include "dptrain/detail/optimizer_support.hpp"
@@ -40,6 +44,12 @@ struct Sgd {
 
   /// Sgd keeps no state vectors.
   static constexpr int state_slots = 0;
+
+  /// Its name and settings, recorded in checkpoints (RunSetup).
+  static constexpr std::string_view name = "Sgd";
+  [[nodiscard]] std::vector<Setting> settings() const {
+    return {{"lr", lr}, {"weight_decay", weight_decay}, {"decay_biases", decay_biases ? 1.0 : 0.0}};
+  }
 
   /**
    * @brief Applies one step to a slice: θ ← θ − info.lr·(g + λθ).

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -22,6 +23,7 @@
 #include "dptrain/core/step_events.hpp"
 #include "dptrain/core/team_barrier.hpp"
 #include "dptrain/core/team_member.hpp"
+#include "dptrain/core/training_state.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/detail/bias_ranges.hpp"
 
@@ -66,6 +68,14 @@ namespace dptrain {
 struct BackupWorkers {
   Index chunks = 0;  ///< chunks per minibatch; 0: one per thread. Fix it to get the same θ for any thread count
   double stall = 1;  ///< a chunk held longer than this many chunk times (plus 20 µs) is computed again
+
+  /// Its name and settings, recorded in checkpoints (RunSetup).
+  static constexpr std::string_view name = "BackupWorkers";
+  [[nodiscard]] std::vector<Setting> settings() const {
+    return {{"chunks", static_cast<double>(chunks)}, {"stall", stall}};
+  }
+  /// A fixed `chunks`: θ's bits do not depend on the thread count (0: they do).
+  [[nodiscard]] Index fixed_shards() const noexcept { return chunks; }
 
   template <class Step>
   class Loop;

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "dptrain/core/aligned_buffer.hpp"
@@ -17,6 +18,7 @@
 #include "dptrain/core/report.hpp"
 #include "dptrain/core/step_events.hpp"
 #include "dptrain/core/team_member.hpp"
+#include "dptrain/core/training_state.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/synchronizers/step_parts.hpp"
 
@@ -68,6 +70,10 @@ namespace dptrain {
  */
 struct BoundedStaleness {
   Index staleness = 2;  ///< s: the most updates a gradient's θ may be behind the θ it updates
+
+  /// Its name and settings, recorded in checkpoints (RunSetup).
+  static constexpr std::string_view name = "BoundedStaleness";
+  [[nodiscard]] std::vector<Setting> settings() const { return {{"staleness", static_cast<double>(staleness)}}; }
 
   template <class Step>
   class Loop;

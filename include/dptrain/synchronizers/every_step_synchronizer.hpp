@@ -2,6 +2,8 @@
 // EveryStepSynchronizer: synchronous SGD, the workers' gradients reduced and θ updated every step.
 #pragma once
 
+#include <string_view>
+
 #include "dptrain/concepts.hpp"
 
 namespace dptrain {
@@ -20,6 +22,9 @@ namespace dptrain {
  * @endcode
  */
 struct EveryStepSynchronizer {
+  /// Its name, recorded in checkpoints (RunSetup).
+  static constexpr std::string_view name = "EveryStepSynchronizer";
+
   /// One fit()'s loop: it keeps nothing but the step.
   template <class Step>
   struct Loop {

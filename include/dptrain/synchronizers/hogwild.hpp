@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <exception>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/report.hpp"
 #include "dptrain/core/team_member.hpp"
+#include "dptrain/core/training_state.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/synchronizers/step_parts.hpp"
 
@@ -78,6 +80,10 @@ namespace dptrain {
  */
 struct Hogwild {
   bool atomic_adds = false;  ///< add each coordinate's change atomically (none lost) instead of load + store
+
+  /// Its name and settings, recorded in checkpoints (RunSetup).
+  static constexpr std::string_view name = "Hogwild";
+  [[nodiscard]] std::vector<Setting> settings() const { return {{"atomic_adds", atomic_adds ? 1.0 : 0.0}}; }
 
   template <class Step>
   class Loop;

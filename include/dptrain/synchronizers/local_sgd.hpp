@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/gradient_buffers.hpp"
 #include "dptrain/core/team_member.hpp"
+#include "dptrain/core/training_state.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/synchronizers/step_parts.hpp"
 
@@ -70,6 +72,12 @@ namespace dptrain {
 struct LocalSgd {
   Index period = 4;        ///< steps between two averagings (H); 1: the synchronous step
   Index warmup_steps = 0;  ///< synchronous steps before the first local one (post-local SGD)
+
+  /// Its name and settings, recorded in checkpoints (RunSetup).
+  static constexpr std::string_view name = "LocalSgd";
+  [[nodiscard]] std::vector<Setting> settings() const {
+    return {{"period", static_cast<double>(period)}, {"warmup_steps", static_cast<double>(warmup_steps)}};
+  }
 
   template <class Step>
   class Loop;

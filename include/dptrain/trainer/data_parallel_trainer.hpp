@@ -32,6 +32,7 @@
 #include "dptrain/trainer/policy_placement.hpp"
 #include "dptrain/trainer/run_plan.hpp"
 #include "dptrain/trainer/run_record.hpp"
+#include "dptrain/trainer/run_setup.hpp"
 #include "dptrain/trainer/trainer_options.hpp"
 #include "dptrain/trainer/training_step.hpp"
 #include "dptrain/workers/gradient_worker.hpp"
@@ -232,6 +233,11 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run final : StepLog<typename M::
         record_(plan_, theta, state_, opt_.threads, group_.rank(), group_.size(), callbacks...),
         loop_(synchronizer_.start(step_)) {
     state_.plan = plan_.sampler();
+    state_.made_by = {.threads = opt_.threads,
+                      .ranks = group_.size(),
+                      .shards = fixed_shards(trainer.synchronizer_),
+                      .synchronizer = detail::policy_setup(trainer.synchronizer_),
+                      .optimizer = detail::policy_setup(trainer.optimizer_)};
     // Checks of this process's own state, after connect(): a failure is kept, and run() still
     // takes part in the broadcast and the agreement before the first step, so every process
     // leaves there (this one with its own exception) instead of waiting for this one.
@@ -382,6 +388,7 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run final : StepLog<typename M::
 
   // Takes over an earlier run's position and optimizer state, once it is known to fit this run.
   void resume_from(const TrainingState<Scalar>& from) {
+    record_.report().notes = detail::resume_notes(from.made_by, state_.made_by, opt_.same_workers_on_resume);
     plan_.resume_at(from.plan, {from.step, from.epoch, from.epoch_step});
     if (from.optimizer_state.size() != state_.optimizer_state.size())
       throw invalid_argument("dptrain::DataParallelTrainer::resume: the state has " +
@@ -403,6 +410,14 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run final : StepLog<typename M::
   static std::chrono::nanoseconds spin_budget(const TrainerOptions& options, Index cores) {
     if (options.threads > cores) return std::chrono::nanoseconds(0);
     return std::chrono::nanoseconds(std::llround(options.spin_microseconds * 1e3));
+  }
+
+  // A synchronizer whose θ does not depend on the worker count names its shard count.
+  static Index fixed_shards(const Y& synchronizer) {
+    if constexpr (requires { synchronizer.fixed_shards(); })
+      return synchronizer.fixed_shards();
+    else
+      return 0;
   }
 
   static S for_run(const S& schedule, const RunLength& length) {
@@ -530,6 +545,7 @@ RunSignature DataParallelTrainer<O, S, P, A, W, C, Y>::signature(const M& /*mode
           .on_non_finite = static_cast<int>(opt.on_non_finite),
           .clip_norm = opt.clip_norm,
           .learning_rates = {lr(1), lr((total_steps + 1) / 2), lr(total_steps)},
+          .optimizer_settings = RunSignature::hash(detail::describe(detail::policy_setup(optimizer_))),
           .model = typeid(M).name(),
           .optimizer = typeid(O).name()};
 }

@@ -63,6 +63,10 @@ struct TrainerOptions {
   NonFinitePolicy on_non_finite = NonFinitePolicy::stop;
   WaitPolicy wait_policy = WaitPolicy::spin_then_sleep;  ///< how workers wait at barriers; the same θ either way
   double spin_microseconds = 50;                         ///< spin_then_sleep: spin this long before sleeping
+  /// resume() refuses a state saved by another ranks × threads (whose θ would be rounded
+  /// differently), unless the synchronizer's shards are fixed (BackupWorkers{.chunks}). Off: such
+  /// a resume goes on, and FitReport::notes says so.
+  bool same_workers_on_resume = false;
 
   /// @throws dptrain::invalid_argument naming the first option out of its range (fit() calls it).
   void validate() const {
