@@ -232,7 +232,8 @@ concept ContiguousRows = ViewsRows<D, Batch> || CopiesRows<D, Batch>;
  * `size()`, `validate()`, `make_buffer(max_rows)`, `gather(std::span<const Index>, Buffer&)`
  * (copy shuffled rows into a per-worker buffer), and contiguous rows either as a view,
  * `rows(begin, count)`, or copied into a buffer, `rows(begin, count, buffer)` (a data set whose
- * storage is not the batch's, as ByteDataset's bytes).
+ * storage is not the batch's, as ByteDataset's bytes). Optionally `std::uint64_t checksum() const`,
+ * a hash of its values, which MPI ranks of replicated data compare (docs/distributed.md).
  *
  * @code
  * static_assert(dptrain::DatasetOf<dptrain::DenseDataset<double>, dptrain::DenseBatch<double, double>>);

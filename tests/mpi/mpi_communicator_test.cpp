@@ -115,6 +115,30 @@ TEST_CASE("MpiCommunicator: ranks that run different configurations all get an e
                     Contains("batch_size differ"));
 }
 
+TEST_CASE("MpiCommunicator: other data with as many rows on one rank is refused on every rank", "[mpi]") {
+  if (world_size() < 2) return;
+  const dptrain::SoftmaxRegression<float> model(4, 3);
+  dptrain::Vector<float> theta = model.init_parameters();
+  const dptrain::TrainerOptions options{.threads = 2, .batch_size = 8};
+  // Replicated: rank 1's draws differ (a seed), and so does one value.
+  auto data = test::cluster_data<float>(40, 4, 3, world_rank() == 1 ? 2 : 1);
+  CHECK_THROWS_WITH(dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.1}, dptrain::MpiCommunicator{})
+                        .fit(model, theta, data),
+                    Contains("the ranks run different configurations: training data (a checksum of its values"));
+  data = test::cluster_data<float>(40, 4, 3, 1);
+  if (world_rank() == 1) data.features(39, 3) += 1e-3F;
+  CHECK_THROWS_WITH(dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.1}, dptrain::MpiCommunicator{})
+                        .fit(model, theta, data),
+                    Contains("training data"));
+  CHECK((theta.array() == model.init_parameters().array()).all());
+  // Sharded: every rank's own rows are the point, so they are not compared.
+  data.features(39, 3) = static_cast<float>(world_rank());
+  CHECK(dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.1},
+                                     dptrain::MpiCommunicator{.data = dptrain::MpiData::sharded})
+            .fit(model, theta, data)
+            .steps == 5);
+}
+
 TEST_CASE(
     "MpiCommunicator: another learning rate, schedule or optimizer setting on one rank is refused before the first "
     "step",

@@ -87,6 +87,18 @@ struct RunSignature {
   std::array<double, 3> learning_rates{};
   /// The optimizer's other settings (momentum, β…): a hash of its name and settings (PolicySetup).
   std::uint64_t optimizer_settings = 0;
+
+  /// A checksum of the training data, computed only when a communicator asks for it (a pass over
+  /// the data): where every process holds the same data set, another one on one process with as
+  /// many rows is refused. Empty for a data set without `checksum()`.
+  struct DataChecksum {
+    const void* data = nullptr;
+    std::uint64_t (*of)(const void*) noexcept = nullptr;
+
+    /// The data set's `checksum()`, computed now (0 when empty).
+    [[nodiscard]] std::uint64_t operator()() const noexcept { return of != nullptr ? of(data) : 0; }
+  };
+  DataChecksum data_checksum{};
   std::string_view model{};      ///< the model's type (compiler-specific name)
   std::string_view optimizer{};  ///< the optimizer's type (compiler-specific name)
   /// This process's checks of the model, data and options failed: it connects only so that the
@@ -101,10 +113,10 @@ struct RunSignature {
   };
 
   /// The fields every process must have equal (all but `refused`), in declaration order, with
-  /// `samples` called `samples_name` (a sharded run says more): `MpiCommunicator` compares them
-  /// with two reductions (the minimum and the maximum) and names those that differ; another
-  /// transport reuses the list.
-  [[nodiscard]] std::array<Field, 19> fields(const char* samples_name = "data set size") const noexcept {
+  /// `samples` called `samples_name` (a sharded run says more, and empties data_checksum): `MpiCommunicator` compares
+  /// them with two reductions (the minimum and the maximum) and names those that differ; another transport reuses the
+  /// list.
+  [[nodiscard]] std::array<Field, 20> fields(const char* samples_name = "data set size") const noexcept {
     const auto value = [](auto v) { return static_cast<std::uint64_t>(v); };
     return {{{"theta's length", value(parameters)},
              {samples_name, value(samples)},
@@ -124,6 +136,7 @@ struct RunSignature {
              {"learning rate halfway", std::bit_cast<std::uint64_t>(learning_rates[1])},
              {"learning rate at the last step", std::bit_cast<std::uint64_t>(learning_rates[2])},
              {"optimizer settings", optimizer_settings},
+             {"training data (a checksum of its values: see docs/distributed.md)", data_checksum()},
              {"model type", hash(model)},
              {"optimizer type", hash(optimizer)}}};
   }

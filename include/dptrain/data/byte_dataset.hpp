@@ -13,6 +13,7 @@
 #include "dptrain/core/batch.hpp"
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
+#include "dptrain/detail/checksum.hpp"
 #include "dptrain/data/dense_dataset.hpp"
 #include "dptrain/data/gather_asks.hpp"
 
@@ -73,6 +74,16 @@ struct ByteDataset {
                              " rows of bytes but " + std::to_string(targets.size()) + " targets");
     check_per_feature("scale", scale);
     check_per_feature("offset", offset);
+  }
+
+  /// A 64-bit hash of every byte, target, scale and offset (one pass at memory speed): MPI ranks
+  /// of replicated data compare it before the first step.
+  [[nodiscard]] std::uint64_t checksum() const noexcept {
+    std::uint64_t h =
+        detail::checksum(bytes.data(), static_cast<std::size_t>(bytes.size()), static_cast<std::uint64_t>(dim()));
+    h = detail::checksum(targets.data(), sizeof(Target) * static_cast<std::size_t>(targets.size()), h);
+    h = detail::checksum(scale.data(), sizeof(Scalar) * static_cast<std::size_t>(scale.size()), h);
+    return detail::checksum(offset.data(), sizeof(Scalar) * static_cast<std::size_t>(offset.size()), h);
   }
 
   /// Storage for up to `max_rows` rows, read by gather() or rows().

@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 
 #include "dptrain/core/batch.hpp"
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
+#include "dptrain/detail/checksum.hpp"
 #include "dptrain/data/gather_asks.hpp"
 
 namespace dptrain {
@@ -50,6 +52,14 @@ struct DenseDataset {
     if (features.rows() != targets.size())
       throw invalid_argument("dptrain::DenseDataset: the data set has " + std::to_string(features.rows()) +
                              " feature rows but " + std::to_string(targets.size()) + " targets");
+  }
+
+  /// A 64-bit hash of every feature and target (one pass at memory speed): MPI ranks of
+  /// replicated data compare it before the first step.
+  [[nodiscard]] std::uint64_t checksum() const noexcept {
+    const std::uint64_t h = detail::checksum(
+        features.data(), sizeof(Scalar) * static_cast<std::size_t>(features.size()), static_cast<std::uint64_t>(dim()));
+    return detail::checksum(targets.data(), sizeof(Target) * static_cast<std::size_t>(targets.size()), h);
   }
 
   /// Rows [begin, begin + count) as a view: no copy.

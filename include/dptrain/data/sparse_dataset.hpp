@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
@@ -14,6 +15,7 @@
 #include "dptrain/core/batch.hpp"
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
+#include "dptrain/detail/checksum.hpp"
 
 namespace dptrain {
 
@@ -68,6 +70,19 @@ struct SparseDataset {
                              " feature rows but " + std::to_string(targets.size()) + " targets");
     if (!features.isCompressed())
       throw invalid_argument("dptrain::SparseDataset: features must be compressed; call features.makeCompressed()");
+  }
+
+  /// A 64-bit hash of every row's columns and values and every target (one pass at memory
+  /// speed): MPI ranks of replicated data compare it before the first step.
+  [[nodiscard]] std::uint64_t checksum() const noexcept {
+    std::uint64_t h = static_cast<std::uint64_t>(dim());
+    for (Index r = 0; r < size(); ++r) {  // row by row: an uncompressed matrix has gaps between rows
+      const Index begin = features.outerIndexPtr()[r], count = row_nonzeros(r);
+      h = detail::checksum(&count, sizeof count, h);
+      h = detail::checksum(features.innerIndexPtr() + begin, sizeof(Index) * static_cast<std::size_t>(count), h);
+      h = detail::checksum(features.valuePtr() + begin, sizeof(Scalar) * static_cast<std::size_t>(count), h);
+    }
+    return detail::checksum(targets.data(), sizeof(Target) * static_cast<std::size_t>(targets.size()), h);
   }
 
   /// Rows [begin, begin + count) as a view of the data set's own arrays: no copy.

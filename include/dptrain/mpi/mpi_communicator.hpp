@@ -73,8 +73,8 @@ enum class MpiData {
  *
  * connect() compares the runs of all ranks (RunSignature: θ length, data size, batch, epochs,
  * max_steps, accumulation, seed, resumed step, shuffle, drop_last, weighting, on_non_finite,
- * clip_norm, the learning rate at three steps, the optimizer's settings, model and optimizer
- * types; and this communicator's options and MPI thread level)
+ * clip_norm, the learning rate at three steps, the optimizer's settings, a checksum of replicated
+ * data, model and optimizer types; and this communicator's options and MPI thread level)
  * with all-reduces of their minima and maxima, and throws dptrain::invalid_argument on every rank,
  * naming what differs, instead of hanging in a collective later. A rank whose own checks failed
  * before (RunSignature::refused) makes every rank throw.
@@ -461,9 +461,11 @@ struct MpiCommunicator {
     const auto value = [](auto v) { return static_cast<unsigned long long>(v); };
     const unsigned long long node_kind = node == MPI_COMM_NULL ? 0 : node == MPI_COMM_SELF ? 1 : 2;
     std::vector<std::pair<const char*, unsigned long long>> fields;
-    for (const RunSignature::Field& field :
-         run.fields(data == MpiData::sharded ? "data set size (every rank's shard must have as many rows: see shard_of)"
-                                             : "data set size"))
+    RunSignature compared = run;
+    if (data == MpiData::sharded) compared.data_checksum = {};  // every rank's shard is its own
+    for (const RunSignature::Field& field : compared.fields(
+             data == MpiData::sharded ? "data set size (every rank's shard must have as many rows: see shard_of)"
+                                      : "data set size"))
       fields.emplace_back(field.name, field.value);
     fields.insert(fields.end(), {{"MpiCommunicator::threading", value(threading)},
                                  {"MpiCommunicator::check_replicas_every", value(check_replicas_every)},

@@ -531,6 +531,9 @@ RunSignature DataParallelTrainer<O, S, P, A, W, C, Y>::signature(const M& /*mode
       return std::numeric_limits<double>::quiet_NaN();
     }
   };
+  RunSignature::DataChecksum data_checksum;
+  if constexpr (requires { data.checksum(); })
+    data_checksum = {&data, [](const void* d) noexcept { return static_cast<const D*>(d)->checksum(); }};
   return {.parameters = theta.size(),
           .samples = data.size(),
           .batch_size = opt.batch_size,
@@ -546,6 +549,7 @@ RunSignature DataParallelTrainer<O, S, P, A, W, C, Y>::signature(const M& /*mode
           .clip_norm = opt.clip_norm,
           .learning_rates = {lr(1), lr((total_steps + 1) / 2), lr(total_steps)},
           .optimizer_settings = RunSignature::hash(detail::describe(detail::policy_setup(optimizer_))),
+          .data_checksum = data_checksum,
           .model = typeid(M).name(),
           .optimizer = typeid(O).name()};
 }
