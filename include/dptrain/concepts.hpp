@@ -254,11 +254,13 @@ concept DatasetOf = ContiguousRows<D, Batch> &&
 // ---------------------------------------------------------------------------------------------
 
 /**
- * @brief A Worker policy makes, for model type M, the per-thread state that computes local
- * gradients: it owns the gradient buffer and the model's workspace.
+ * @brief A Worker policy makes, for model type M, the states that compute local gradients: each
+ * owns a gradient buffer and the model's workspace.
  *
  * @par Requirements
- * `w.make(model, rank, max_rows)` returns a state `s` with
+ * `w.make(model, id, max_rows)` returns state number `id` (0, 1, … in one fit(); one per worker,
+ * numbered as the workers, except under BackupWorkers, whose pool of states any of its threads
+ * takes: a Worker that acts per worker asks dptrain::current_worker() when it runs), a state `s` with
  * - `s.zero()`: clear the gradient, loss and sample count (start of a step);
  * - `s.accumulate(model, θ, batch)`: add one micro-batch's gradient and loss;
  * - `s.gradient()`: the summed gradient, a cache-line aligned `VectorMap` of length n, always

@@ -97,19 +97,22 @@ TEST_CASE("BackupWorkers: a stalled chunk is computed again by an idle thread, a
           "[synchronizers][trainer]") {
   const Problem p;
   dptrain::TrainerOptions options = p.options(2);
-  options.epochs = 1;
-  options.max_steps = 4;
+  options.epochs = 2;
+  options.max_steps = 10;
   dptrain::Vector<float> quiet, stalled;
   p.train(quiet, options, dptrain::BackupWorkers{.chunks = 4});
-  // Worker state 0 (the first a thread takes) sleeps 50 ms before each chunk: far longer than a
-  // chunk, so the other thread computes the chunk again and its result wins.
-  const dptrain::StragglerWorker<> slow{.ranks = {0}, .delay = 50ms};
+  // Worker 0 sleeps 50 ms before each chunk it takes: far longer than a chunk (1 ms, for every
+  // worker, so that worker 1 alone needs 40 ms for the run and worker 0 takes chunks), so the
+  // other thread computes the chunk again and its result wins.
+  const dptrain::StragglerWorker<> every_chunk_1ms{.ranks = {0, 1}, .delay = 1ms};
+  const dptrain::StragglerWorker<dptrain::StragglerWorker<>> slow{
+      .inner = every_chunk_1ms, .ranks = {0}, .delay = 50ms};
   const dptrain::FitReport report = p.train(stalled, options, dptrain::BackupWorkers{.chunks = 4}, slow);
   CHECK(same_bits(stalled, quiet));
   Index recomputed = 0;
   for (const dptrain::WorkerReport& worker : report.workers) recomputed += worker.recomputed;
   CHECK(recomputed >= 1);
-  CHECK(report.steps == 4);
+  CHECK(report.steps == 10);
 }
 
 TEST_CASE("BackupWorkers: step hooks, stops and resuming see theta as the steps left it", "[synchronizers][trainer]") {

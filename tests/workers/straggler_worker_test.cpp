@@ -2,6 +2,9 @@
 // StragglerWorker: the other workers wait for the slow rank; theta is unchanged.
 #include <catch2/catch.hpp>
 
+#include <omp.h>
+
+#include <atomic>
 #include <chrono>
 
 #include "dptrain/dptrain.hpp"
@@ -29,13 +32,77 @@ TEST_CASE("StragglerWorker: the fast worker waits for the slow one and theta is 
   CHECK(theta == plain);
 }
 
-TEST_CASE("StragglerWorker: only the chosen ranks get a delay, drawn per rank from the seed", "[workers]") {
+TEST_CASE("StragglerWorker: the worker that runs a state is slow or not, whichever state it is", "[workers]") {
   using namespace std::chrono_literals;
+  const dptrain::StragglerWorker<> slow{.ranks = {0, 2}, .delay = 20ms};
+  CHECK(slow.slows(0));
+  CHECK_FALSE(slow.slows(1));
+  CHECK(slow.slows(2));
+  const auto data = test::linear_data<float>(8, 2, 1);
   const dptrain::LinearRegression<float> model(2);
-  const dptrain::StragglerWorker<> slow{.ranks = {0, 2}, .delay = 50us};
-  CHECK(slow.make(model, 0, 4).delay() == 50us);
-  CHECK(slow.make(model, 1, 4).delay() == 0us);
-  CHECK(slow.make(model, 2, 4).delay() == 50us);
+  const dptrain::Vector<float> theta = model.init_parameters();
+  const auto seconds = [&](dptrain::Index state, dptrain::Index worker, const auto& policy) {
+    auto s = policy.make(model, state, 8);
+    const dptrain::detail::WorkerMark as(worker);
+    CHECK(dptrain::current_worker() == worker);
+    const auto start = std::chrono::steady_clock::now();
+    s.accumulate(model, theta, data.rows(0, 8));
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  CHECK(dptrain::current_worker() == -1);
+  CHECK(seconds(1, 2, slow) >= 0.02);  // state 1, run by slow worker 2
+  // State 0 run by worker 1: not slow (a 10 s delay would show).
+  CHECK(seconds(0, 1, dptrain::StragglerWorker<>{.ranks = {0}, .delay = 10s}) < 5.0);
+}
+
+namespace {
+
+// Records whether each micro-batch ran on the worker current_worker() names (the OpenMP thread).
+struct WhoRuns {
+  static inline std::atomic<int> calls{0}, elsewhere{0};
+  template <dptrain::Model M>
+  struct State {
+    typename dptrain::GradientWorker::State<M> inner;
+    void zero() { inner.zero(); }
+    void accumulate(const M& model, dptrain::ConstVectorRef<typename M::scalar_type> theta,
+                    const typename M::batch_type& batch) {
+      ++calls;
+      if (dptrain::current_worker() != omp_get_thread_num()) ++elsewhere;
+      inner.accumulate(model, theta, batch);
+    }
+    [[nodiscard]] auto gradient() { return inner.gradient(); }
+    [[nodiscard]] double loss() const { return inner.loss(); }
+    [[nodiscard]] dptrain::Index samples() const { return inner.samples(); }
+  };
+  template <dptrain::Model M>
+  [[nodiscard]] State<M> make(const M& model, dptrain::Index id, dptrain::Index max_rows) const {
+    return {dptrain::GradientWorker{}.make(model, id, max_rows)};
+  }
+};
+
+}  // namespace
+
+TEST_CASE("StragglerWorker: its ranks are workers under EveryStepSynchronizer and BackupWorkers", "[workers][backup]") {
+  using namespace std::chrono_literals;
+  const auto data = test::linear_data<double>(120, 4, 1);
+  const dptrain::LinearRegression<double> model(4);
+  const dptrain::TrainerOptions options{.threads = 3, .batch_size = 12, .epochs = 1};
+  // current_worker() is the thread running each micro-batch, whichever state it took.
+  WhoRuns::calls = 0;
+  WhoRuns::elsewhere = 0;
+  dptrain::Vector<double> theta = model.init_parameters();
+  (void)dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, WhoRuns{}).fit(model, theta, data);
+  (void)dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, WhoRuns{}, dptrain::BackupWorkers{.chunks = 4})
+      .fit(model, theta, data);
+  CHECK(WhoRuns::calls >= 10 * 3 + 10 * 4);
+  CHECK(WhoRuns::elsewhere == 0);
+  // A worker the run does not have slows nothing, even where states outnumber the threads
+  // (BackupWorkers: 4 chunks + 3 threads): a 10 s delay would show.
+  const dptrain::StragglerWorker<> absent{.ranks = {5}, .delay = 10s};
+  CHECK(dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, absent).fit(model, theta, data).seconds < 5);
+  CHECK(dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, absent, dptrain::BackupWorkers{.chunks = 4})
+            .fit(model, theta, data)
+            .seconds < 5);
 }
 
 namespace {
@@ -74,8 +141,6 @@ TEST_CASE("StragglerWorker: a slowdown waits that many times the worker's own co
 
   dptrain::Vector<double> theta = model.init_parameters();
   const dptrain::StragglerWorker<MillisecondWorker> slow{.ranks = {1}, .slowdown = 2};
-  CHECK(slow.make(model, 0, 5).slowdown() == 0);
-  CHECK(slow.make(model, 1, 5).slowdown() == 2);
   const dptrain::FitReport report =
       dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, slow).fit(model, theta, data);
   REQUIRE(report.steps == 20);

@@ -50,4 +50,36 @@ struct TeamMember {
   }
 };
 
+namespace detail {
+
+/// The calling thread's global worker index in the fit() it runs; -1 outside one.
+inline thread_local Index current_worker = -1;
+
+/// Marks the calling thread as global worker `worker` while it lives, then restores the mark it
+/// found (a fit() run inside another's hook).
+class WorkerMark {
+ public:
+  explicit WorkerMark(Index worker) noexcept : previous_(current_worker) { current_worker = worker; }
+  ~WorkerMark() { current_worker = previous_; }
+  WorkerMark(const WorkerMark&) = delete;
+  WorkerMark& operator=(const WorkerMark&) = delete;
+
+ private:
+  Index previous_;
+};
+
+}  // namespace detail
+
+/**
+ * @brief The worker the calling thread is in the fit() it runs: its global index (this process's
+ * first worker + its thread), numbered as a Partitioner's `rank`; -1 outside fit().
+ *
+ * A Worker's state is not always one worker's: BackupWorkers keeps a pool of states that any of
+ * its threads takes. A Worker that acts per worker (StragglerWorker slows chosen ones) asks this
+ * when it runs, under every synchronizer, instead of keeping the number its state was made with.
+ */
+[[nodiscard]] inline Index current_worker() noexcept {
+  return detail::current_worker;
+}
+
 }  // namespace dptrain

@@ -311,6 +311,7 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run final : StepLog<typename M::
       return;
     }
     const TeamMember me = step_.member(detail::omp_thread_id());
+    const detail::WorkerMark mark(group_.first_worker() + me.rank);               // current_worker()
     step_.charge(me, me.rank == 0 ? &WorkerReport::hooks : &WorkerReport::wait);  // on_fit_begin, the team's start
     Index step = plan_.start().step;
     for (Index epoch = plan_.start().epoch; step < plan_.total_steps(); ++epoch) {

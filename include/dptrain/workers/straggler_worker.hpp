@@ -11,22 +11,28 @@
 #include <vector>
 
 #include "dptrain/concepts.hpp"
+#include "dptrain/core/team_member.hpp"
 #include "dptrain/detail/seed.hpp"
 #include "dptrain/workers/gradient_worker.hpp"
 
 namespace dptrain {
 
 /**
- * @brief A Worker decorator: the workers whose rank is in `ranks` wait `delay` before each
- * micro-batch, then do their work through the inner policy, then wait `slowdown` times as long as
- * that work took; θ is exactly what `Inner` alone computes and only the timing changes.
+ * @brief A Worker decorator: the workers in `ranks` wait `delay` before each micro-batch, then do
+ * their work through the inner policy, then wait `slowdown` times as long as that work took; θ is
+ * exactly what `Inner` alone computes and only the timing changes.
+ *
+ * `ranks` are workers: global worker indices (rank · threads + thread), as current_worker()
+ * numbers them, under every synchronizer. Which worker runs is asked at each micro-batch, not
+ * fixed when a state is made: under BackupWorkers any thread may take any state of its pool.
  *
  * `delay` is absolute; `slowdown` is relative to the worker's own compute, so `.slowdown = 1`
  * makes a worker take twice as long per micro-batch on any model and machine (how
  * examples/sync_vs_async slows one worker by 20 % or 100 %). They may be combined.
  *
- * With `random`, each delay is drawn uniformly from [0, 2·delay] (mean `delay`) by a per-rank
- * std::mt19937_64 seeded from (seed, rank): the same sequence of delays for a given seed. The
+ * With `random`, each delay is drawn uniformly from [0, 2·delay] (mean `delay`) by a per-state
+ * std::mt19937_64 seeded from (seed, the state's number): the same sequence of delays for a given
+ * seed (under BackupWorkers, the state a worker takes varies). The
  * wait sleeps (std::this_thread::sleep_for) until 200 µs before the deadline and spins for the
  * rest, which keeps sub-millisecond delays accurate without burning a core for long ones. The
  * delay is taken in every accumulate() call with a non-empty batch: once per step, or
@@ -47,13 +53,16 @@ namespace dptrain {
 template <class Inner = GradientWorker>
 struct StragglerWorker {
   Inner inner{};                       ///< the policy that does the work
-  std::vector<Index> ranks;            ///< the slow workers
+  std::vector<Index> ranks;            ///< the slow workers (global worker indices)
   std::chrono::microseconds delay{0};  ///< the delay per micro-batch (the mean when random)
   double slowdown = 0;                 ///< after each micro-batch, wait this many times its compute
   bool random = false;                 ///< uniform delays in [0, 2·delay] instead of a fixed one
-  std::uint64_t seed = 0;              ///< seeds the per-rank generators of random delays
+  std::uint64_t seed = 0;              ///< seeds the per-state generators of random delays
 
-  /// One thread's state: the inner state, and the delay of this rank (zero if it is not slow).
+  /// Whether `worker` (a global worker index) is slow.
+  [[nodiscard]] bool slows(Index worker) const { return std::find(ranks.begin(), ranks.end(), worker) != ranks.end(); }
+
+  /// A state: the inner state, the slow workers and their delays.
   template <Model M>
   class State {
     using InnerState = decltype(std::declval<const Inner&>().make(std::declval<const M&>(), Index{}, Index{}));
@@ -61,15 +70,21 @@ struct StragglerWorker {
    public:
     using Scalar = typename M::scalar_type;
 
-    State(InnerState inner, std::chrono::nanoseconds delay, double slowdown, bool random, std::uint64_t seed)
-        : inner_(std::move(inner)), delay_(delay), slowdown_(slowdown), random_(random), rng_(seed) {}
+    State(InnerState inner, const StragglerWorker& policy, std::uint64_t seed)
+        : inner_(std::move(inner)),
+          slow_(policy.ranks),
+          delay_(policy.delay),
+          slowdown_(policy.slowdown),
+          random_(policy.random),
+          rng_(seed) {}
 
     void zero() { inner_.zero(); }
 
-    /// Forwards to the inner state; a slow rank waits before (delay) and after (slowdown), on
+    /// Forwards to the inner state; a slow worker waits before (delay) and after (slowdown), on
     /// non-empty batches only.
     void accumulate(const M& model, ConstVectorRef<Scalar> theta, const typename M::batch_type& batch) {
-      if (batch.size() == 0) return inner_.accumulate(model, theta, batch);
+      if (batch.size() == 0 || std::find(slow_.begin(), slow_.end(), current_worker()) == slow_.end())
+        return inner_.accumulate(model, theta, batch);
       if (delay_.count() > 0) wait(random_ ? draw() : delay_);
       if (slowdown_ <= 0) return inner_.accumulate(model, theta, batch);
       const auto start = std::chrono::steady_clock::now();
@@ -81,11 +96,6 @@ struct StragglerWorker {
     [[nodiscard]] VectorMap<Scalar> gradient() { return inner_.gradient(); }
     [[nodiscard]] double loss() const { return inner_.loss(); }
     [[nodiscard]] Index samples() const { return inner_.samples(); }
-
-    /// The delay per micro-batch of this rank (zero for a rank that is not slow).
-    [[nodiscard]] std::chrono::nanoseconds delay() const noexcept { return delay_; }
-    /// The relative wait after each micro-batch of this rank (zero for a rank that is not slow).
-    [[nodiscard]] double slowdown() const noexcept { return slowdown_; }
 
    private:
     // Uniform in [0, 2·delay], from the top 53 bits of the engine (the same on every library).
@@ -104,19 +114,17 @@ struct StragglerWorker {
     }
 
     InnerState inner_;
+    std::vector<Index> slow_;
     std::chrono::nanoseconds delay_;
     double slowdown_;
     bool random_;
     std::mt19937_64 rng_;
   };
 
-  /// Makes worker `rank`'s state: the inner policy's, with the delays if `rank` is in `ranks`.
+  /// Makes state number `id`: the inner policy's, and what slows the workers in `ranks`.
   template <Model M>
-  [[nodiscard]] State<M> make(const M& model, Index rank, Index max_rows) const {
-    const bool slow = std::find(ranks.begin(), ranks.end(), rank) != ranks.end();
-    return State<M>(inner.make(model, rank, max_rows),
-                    slow ? std::chrono::nanoseconds(delay) : std::chrono::nanoseconds(0), slow ? slowdown : 0.0, random,
-                    detail::mix_seed(seed, static_cast<std::uint64_t>(rank)));
+  [[nodiscard]] State<M> make(const M& model, Index id, Index max_rows) const {
+    return State<M>(inner.make(model, id, max_rows), *this, detail::mix_seed(seed, static_cast<std::uint64_t>(id)));
   }
 };
 
