@@ -82,19 +82,26 @@ struct WhoRuns {
 
 }  // namespace
 
-TEST_CASE("StragglerWorker: its ranks are workers under EveryStepSynchronizer and BackupWorkers", "[workers][backup]") {
+TEST_CASE("StragglerWorker: its ranks are workers under every synchronizer", "[workers][backup]") {
   using namespace std::chrono_literals;
   const auto data = test::linear_data<double>(120, 4, 1);
   const dptrain::LinearRegression<double> model(4);
   const dptrain::TrainerOptions options{.threads = 3, .batch_size = 12, .epochs = 1};
-  // current_worker() is the thread running each micro-batch, whichever state it took.
+  // current_worker() is the thread running each micro-batch, whichever state it took, under
+  // every synchronizer.
   WhoRuns::calls = 0;
   WhoRuns::elsewhere = 0;
   dptrain::Vector<double> theta = model.init_parameters();
   (void)dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, WhoRuns{}).fit(model, theta, data);
   (void)dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, WhoRuns{}, dptrain::BackupWorkers{.chunks = 4})
       .fit(model, theta, data);
-  CHECK(WhoRuns::calls >= 10 * 3 + 10 * 4);
+  (void)dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, WhoRuns{}, dptrain::LocalSgd{.period = 3})
+      .fit(model, theta, data);
+  (void)dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, WhoRuns{}, dptrain::BoundedStaleness{})
+      .fit(model, theta, data);
+  (void)dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, WhoRuns{}, dptrain::Hogwild{})
+      .fit(model, theta, data);
+  CHECK(WhoRuns::calls >= 10 * 3 + 10 * 4 + 3 * 10 * 3);
   CHECK(WhoRuns::elsewhere == 0);
   // A worker the run does not have slows nothing, even where states outnumber the threads
   // (BackupWorkers: 4 chunks + 3 threads): a 10 s delay would show.

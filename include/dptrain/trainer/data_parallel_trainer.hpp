@@ -6,10 +6,8 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
-#include <limits>
 #include <string>
 #include <type_traits>
-#include <typeinfo>
 #include <utility>
 
 #include "dptrain/aggregators/reduce_scatter_aggregator.hpp"
@@ -164,10 +162,6 @@ class DataParallelTrainer {
   void validate(const M& model, VectorRef<typename M::scalar_type> theta, const D& data) const;
   template <class M, class D>
   void validate_everywhere(const M& model, VectorRef<typename M::scalar_type> theta, const D& data) const;
-  template <class M, class D>
-  RunSignature signature(const M& model, VectorRef<typename M::scalar_type> theta, const D& data,
-                         const TrainingState<typename M::scalar_type>* from, const ScheduleT& schedule,
-                         Index total_steps) const;
 
   template <class M, class D, class... Callbacks>
   class Run;
@@ -223,7 +217,8 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run final : StepLog<typename M::
         plan_(opt_, data.size()),
         schedule_(for_run(trainer.schedule_, plan_.length())),
         group_(trainer.communicator_.connect(
-            opt_.threads, trainer.signature(model, theta, data, from, schedule_, plan_.total_steps()))),
+            opt_.threads, detail::run_signature<M>(opt_, trainer.optimizer_, schedule_, theta.size(), data,
+                                                   from != nullptr ? from->step : 0, plan_.total_steps()))),
         cores_(available_cores()),
         barrier_(spin_budget(opt_, cores_)),
         step_({opt_, plan_, model, theta, data, group_, state_, errors_, trainer.worker_, trainer.partitioner_,
@@ -513,46 +508,6 @@ void DataParallelTrainer<O, S, P, A, W, C, Y>::validate_everywhere(const M& mode
     }
     std::rethrow_exception(refused);
   }
-}
-
-template <class O, class S, class P, class A, class W, class C, class Y>
-template <class M, class D>
-RunSignature DataParallelTrainer<O, S, P, A, W, C, Y>::signature(const M& /*model*/,
-                                                                 VectorRef<typename M::scalar_type> theta,
-                                                                 const D& data,
-                                                                 const TrainingState<typename M::scalar_type>* from,
-                                                                 const S& schedule, Index total_steps) const {
-  const TrainerOptions& opt = options_;
-  // The rate at three steps stands for the optimizer's lr and the schedule (a schedule that
-  // throws here is refused later, after connect: NaN compares unequal to nothing here).
-  const auto lr = [&](Index step) {
-    try {
-      return optimizer_.lr * static_cast<double>(schedule.factor(std::max<Index>(step, 1)));
-    } catch (...) {
-      return std::numeric_limits<double>::quiet_NaN();
-    }
-  };
-  RunSignature::DataChecksum data_checksum;
-  if constexpr (requires { data.checksum(); })
-    data_checksum = {&data, [](const void* d) noexcept { return static_cast<const D*>(d)->checksum(); }};
-  return {.parameters = theta.size(),
-          .samples = data.size(),
-          .batch_size = opt.batch_size,
-          .epochs = opt.epochs,
-          .max_steps = opt.max_steps,
-          .accumulation_steps = opt.accumulation_steps,
-          .seed = opt.seed,
-          .start_step = from != nullptr ? from->step : 0,
-          .shuffle = opt.shuffle,
-          .drop_last = opt.drop_last,
-          .weighting = static_cast<int>(opt.weighting),
-          .on_non_finite = static_cast<int>(opt.on_non_finite),
-          .clip_norm = opt.clip_norm,
-          .learning_rates = {lr(1), lr((total_steps + 1) / 2), lr(total_steps)},
-          .optimizer_settings = RunSignature::hash(detail::describe(detail::policy_setup(optimizer_))),
-          .data_checksum = data_checksum,
-          .model = typeid(M).name(),
-          .optimizer = typeid(O).name()};
 }
 
 template <class O, class S, class P, class A, class W, class C, class Y>

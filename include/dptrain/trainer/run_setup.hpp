@@ -1,19 +1,24 @@
 // SPDX-License-Identifier: MIT
-// How a run records its setup (RunSetup) and what resume() says when the setup changed.
+// How a run describes itself: what every process must share (RunSignature), how it was made
+// (RunSetup), and what resume() says when that changed.
 #pragma once
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <string>
 #include <typeinfo>
 #include <vector>
 
+#include "dptrain/core/communication.hpp"
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/training_state.hpp"
 #include "dptrain/core/types.hpp"
+#include "dptrain/trainer/trainer_options.hpp"
 
 namespace dptrain::detail {
 
@@ -124,6 +129,49 @@ template <class Policy>
     }
   }
   return notes;
+}
+
+/**
+ * @brief What every process of a run must share, for Communicator::connect: the options, the
+ * optimizer's learning rate (with the schedule, at three steps) and settings, the data's size and
+ * checksum (computed only if a communicator asks), the model's and optimizer's types.
+ *
+ * @param parameters θ's length
+ * @param start_step the step a resumed run starts after (0: a new run)
+ */
+template <class M, class O, class S, class D>
+[[nodiscard]] RunSignature run_signature(const TrainerOptions& options, const O& optimizer, const S& schedule,
+                                         Index parameters, const D& data, Index start_step, Index total_steps) {
+  // The rate at three steps stands for the optimizer's lr and the schedule (a schedule that
+  // throws here is refused later, after connect: NaN compares unequal to nothing here).
+  const auto lr = [&](Index step) {
+    try {
+      return optimizer.lr * static_cast<double>(schedule.factor(std::max<Index>(step, 1)));
+    } catch (...) {
+      return std::numeric_limits<double>::quiet_NaN();
+    }
+  };
+  RunSignature::DataChecksum data_checksum;
+  if constexpr (requires { data.checksum(); })
+    data_checksum = {&data, [](const void* d) noexcept { return static_cast<const D*>(d)->checksum(); }};
+  return {.parameters = parameters,
+          .samples = data.size(),
+          .batch_size = options.batch_size,
+          .epochs = options.epochs,
+          .max_steps = options.max_steps,
+          .accumulation_steps = options.accumulation_steps,
+          .seed = options.seed,
+          .start_step = start_step,
+          .shuffle = options.shuffle,
+          .drop_last = options.drop_last,
+          .weighting = static_cast<int>(options.weighting),
+          .on_non_finite = static_cast<int>(options.on_non_finite),
+          .clip_norm = options.clip_norm,
+          .learning_rates = {lr(1), lr((total_steps + 1) / 2), lr(total_steps)},
+          .optimizer_settings = RunSignature::hash(describe(policy_setup(optimizer))),
+          .data_checksum = data_checksum,
+          .model = typeid(M).name(),
+          .optimizer = typeid(O).name()};
 }
 
 }  // namespace dptrain::detail
