@@ -7,7 +7,6 @@
 
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 #include <sstream>
 #include <stdexcept>
@@ -17,6 +16,7 @@
 #include "dptrain/dptrain.hpp"
 #include "dptrain/mpi/mpi_communicator.hpp"
 #include "support/data.hpp"
+#include "support/worker_check.hpp"
 
 using Catch::Matchers::Contains;
 using dptrain::Index;
@@ -537,46 +537,16 @@ TEST_CASE("MpiCommunicator: LocalSgd averages every worker of every rank at the 
   }
 }
 
-namespace {
-
-// Counts the micro-batches that ran on a thread current_worker() does not name as rank · T + t.
-struct WorkerCheck {
-  static inline std::atomic<int> calls{0}, elsewhere{0};
-  static inline Index threads = 1;
-  template <dptrain::Model M>
-  struct State {
-    typename dptrain::GradientWorker::State<M> inner;
-    void zero() { inner.zero(); }
-    void accumulate(const M& model, dptrain::ConstVectorRef<typename M::scalar_type> theta,
-                    const typename M::batch_type& batch) {
-      ++calls;
-      if (dptrain::current_worker() != world_rank() * threads + omp_get_thread_num()) ++elsewhere;
-      inner.accumulate(model, theta, batch);
-    }
-    [[nodiscard]] auto gradient() { return inner.gradient(); }
-    [[nodiscard]] double loss() const { return inner.loss(); }
-    [[nodiscard]] Index samples() const { return inner.samples(); }
-  };
-  template <dptrain::Model M>
-  [[nodiscard]] State<M> make(const M& model, Index id, Index max_rows) const {
-    return {dptrain::GradientWorker{}.make(model, id, max_rows)};
-  }
-};
-
-}  // namespace
-
 TEST_CASE("MpiCommunicator: current_worker() is the global worker, rank · threads + thread", "[mpi][workers]") {
   const auto data = test::linear_data<double>(60, 3, 1);
   const dptrain::LinearRegression<double> model(3);
   dptrain::Vector<double> theta = model.init_parameters();
-  WorkerCheck::threads = 2;
-  WorkerCheck::calls = 0;
-  WorkerCheck::elsewhere = 0;
-  (void)dptrain::DataParallelTrainer({.threads = 2, .batch_size = 12}, dptrain::Sgd{.lr = 0.01}, WorkerCheck{},
+  test::WorkerCheck::reset(world_rank() * 2);  // 2 threads on every rank
+  (void)dptrain::DataParallelTrainer({.threads = 2, .batch_size = 12}, dptrain::Sgd{.lr = 0.01}, test::WorkerCheck{},
                                      dptrain::MpiCommunicator{})
       .fit(model, theta, data);
-  CHECK(WorkerCheck::calls == 2 * 5);  // 5 steps, one micro-batch per thread
-  CHECK(WorkerCheck::elsewhere == 0);
+  CHECK(test::WorkerCheck::calls == 2 * 5);  // 5 steps, one micro-batch per thread
+  CHECK(test::WorkerCheck::elsewhere == 0);
   CHECK(dptrain::current_worker() == -1);
 }
 

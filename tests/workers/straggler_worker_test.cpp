@@ -2,14 +2,12 @@
 // StragglerWorker: the other workers wait for the slow rank; theta is unchanged.
 #include <catch2/catch.hpp>
 
-#include <omp.h>
-
-#include <atomic>
 #include <chrono>
 
 #include "dptrain/dptrain.hpp"
 #include "dptrain/workers/straggler_worker.hpp"
 #include "support/data.hpp"
+#include "support/worker_check.hpp"
 
 static_assert(dptrain::Worker<dptrain::StragglerWorker<>, dptrain::LinearRegression<double>>);
 static_assert(dptrain::Worker<dptrain::StragglerWorker<dptrain::StragglerWorker<>>, dptrain::Mlp<float>>);
@@ -55,33 +53,6 @@ TEST_CASE("StragglerWorker: the worker that runs a state is slow or not, whichev
   CHECK(seconds(0, 1, dptrain::StragglerWorker<>{.ranks = {0}, .delay = 10s}) < 5.0);
 }
 
-namespace {
-
-// Records whether each micro-batch ran on the worker current_worker() names (the OpenMP thread).
-struct WhoRuns {
-  static inline std::atomic<int> calls{0}, elsewhere{0};
-  template <dptrain::Model M>
-  struct State {
-    typename dptrain::GradientWorker::State<M> inner;
-    void zero() { inner.zero(); }
-    void accumulate(const M& model, dptrain::ConstVectorRef<typename M::scalar_type> theta,
-                    const typename M::batch_type& batch) {
-      ++calls;
-      if (dptrain::current_worker() != omp_get_thread_num()) ++elsewhere;
-      inner.accumulate(model, theta, batch);
-    }
-    [[nodiscard]] auto gradient() { return inner.gradient(); }
-    [[nodiscard]] double loss() const { return inner.loss(); }
-    [[nodiscard]] dptrain::Index samples() const { return inner.samples(); }
-  };
-  template <dptrain::Model M>
-  [[nodiscard]] State<M> make(const M& model, dptrain::Index id, dptrain::Index max_rows) const {
-    return {dptrain::GradientWorker{}.make(model, id, max_rows)};
-  }
-};
-
-}  // namespace
-
 TEST_CASE("StragglerWorker: its ranks are workers under every synchronizer", "[workers][backup]") {
   using namespace std::chrono_literals;
   const auto data = test::linear_data<double>(120, 4, 1);
@@ -89,20 +60,22 @@ TEST_CASE("StragglerWorker: its ranks are workers under every synchronizer", "[w
   const dptrain::TrainerOptions options{.threads = 3, .batch_size = 12, .epochs = 1};
   // current_worker() is the thread running each micro-batch, whichever state it took, under
   // every synchronizer.
-  WhoRuns::calls = 0;
-  WhoRuns::elsewhere = 0;
+  test::WorkerCheck::reset(0);
   dptrain::Vector<double> theta = model.init_parameters();
-  (void)dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, WhoRuns{}).fit(model, theta, data);
-  (void)dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, WhoRuns{}, dptrain::BackupWorkers{.chunks = 4})
+  (void)dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, test::WorkerCheck{}).fit(model, theta, data);
+  (void)dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, test::WorkerCheck{},
+                                     dptrain::BackupWorkers{.chunks = 4})
       .fit(model, theta, data);
-  (void)dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, WhoRuns{}, dptrain::LocalSgd{.period = 3})
+  (void)dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, test::WorkerCheck{},
+                                     dptrain::LocalSgd{.period = 3})
       .fit(model, theta, data);
-  (void)dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, WhoRuns{}, dptrain::BoundedStaleness{})
+  (void)dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, test::WorkerCheck{},
+                                     dptrain::BoundedStaleness{})
       .fit(model, theta, data);
-  (void)dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, WhoRuns{}, dptrain::Hogwild{})
+  (void)dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.01}, test::WorkerCheck{}, dptrain::Hogwild{})
       .fit(model, theta, data);
-  CHECK(WhoRuns::calls >= 10 * 3 + 10 * 4 + 3 * 10 * 3);
-  CHECK(WhoRuns::elsewhere == 0);
+  CHECK(test::WorkerCheck::calls >= 10 * 3 + 10 * 4 + 3 * 10 * 3);
+  CHECK(test::WorkerCheck::elsewhere == 0);
   // A worker the run does not have slows nothing, even where states outnumber the threads
   // (BackupWorkers: 4 chunks + 3 threads): a 10 s delay would show.
   const dptrain::StragglerWorker<> absent{.ranks = {5}, .delay = 10s};
