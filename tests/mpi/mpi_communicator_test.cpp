@@ -333,6 +333,21 @@ TEST_CASE("MpiCommunicator: a checkpoint written by rank 0 resumes every rank bi
   } else {
     CHECK(alone.notes.empty());
   }
+  // And on the ranks in pairs (R = 3: 2 and 1; R = 4: 2 and 2), each pair a run of its own.
+  if (world_size() > 2) {
+    const Pairs pairs;
+    int pair_size = 0;
+    MPI_Comm_size(pairs.comm, &pair_size);
+    state = dptrain::load_checkpoint(path, model, resumed);
+    const dptrain::FitReport paired =
+        dptrain::DataParallelTrainer(options, adam, dptrain::MpiCommunicator{.comm = pairs.comm})
+            .resume(model, resumed, data, state);
+    REQUIRE(paired.notes.size() == 1);
+    CHECK_THAT(paired.notes[0],
+               Contains("saved on " + std::to_string(world_size()) + " x 2 (ranks x threads), resumed on " +
+                        std::to_string(pair_size) + " x 2 (ranks x threads)"));
+    CHECK(resumed.isApprox(uninterrupted, 1e-9));
+  }
 
   // A rank resuming from another position: every rank is told, none hangs.
   if (world_size() > 1) {

@@ -130,17 +130,19 @@ class DataParallelTrainer {
 
   /**
    * @brief Goes on training from `state` (ctx.state of an earlier fit(), or load_checkpoint()) as
-   * if that fit() had never stopped: with θ as it was then and the same thread count, the
-   * result is bitwise the one of an uninterrupted run.
+   * if that fit() had never stopped: with θ as it was then and the same ranks × threads (or any,
+   * under BackupWorkers with fixed chunks), the result is bitwise the one of an uninterrupted run.
    *
    * Steps and epochs count from the start of training: `options().epochs` and `max_steps` are
    * the totals of the whole run, ctx.step and ctx.epoch continue from the state's; the report
-   * counts what this call ran.
+   * counts what this call ran, and its `notes` what changed since the state was made (other
+   * optimizer settings, synchronizer or workers: state.made_by, docs/checkpoints.md).
    *
    * @throws dptrain::invalid_argument when the state does not fit this run: another sampling plan
    *         (data size, batch_size, accumulation_steps, drop_last, shuffle, seed), another
-   *         optimizer (number of state buffers) or θ length, or an inconsistent position;
-   *         besides everything fit() throws
+   *         optimizer type (by name, or number of state buffers) or θ length, an inconsistent
+   *         position, or under TrainerOptions::same_workers_on_resume other workers; besides
+   *         everything fit() throws
    */
   template <class M, class D, class... Callbacks>
   FitReport resume(const M& model, VectorRef<typename M::scalar_type> theta, const D& data,

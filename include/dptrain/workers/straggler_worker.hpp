@@ -32,11 +32,11 @@ namespace dptrain {
  *
  * With `random`, each delay is drawn uniformly from [0, 2·delay] (mean `delay`) by a per-state
  * std::mt19937_64 seeded from (seed, the state's number): the same sequence of delays for a given
- * seed (under BackupWorkers, the state a worker takes varies). The
- * wait sleeps (std::this_thread::sleep_for) until 200 µs before the deadline and spins for the
- * rest, which keeps sub-millisecond delays accurate without burning a core for long ones. The
- * delay is taken in every accumulate() call with a non-empty batch: once per step, or
- * accumulation_steps times with gradient accumulation.
+ * seed (under BackupWorkers, the state a worker takes varies). The wait sleeps
+ * (std::this_thread::sleep_for) until 200 µs before the deadline and spins for the rest, which
+ * keeps sub-millisecond delays accurate without burning a core for long ones. The delay is taken
+ * in every accumulate() call with a non-empty batch: once per step, or accumulation_steps times
+ * with gradient accumulation.
  *
  * The other workers' `FitReport::workers[t].wait` grows by about the delay per step: the cost
  * of one slow worker in synchronous SGD.
@@ -60,7 +60,7 @@ struct StragglerWorker {
   std::uint64_t seed = 0;              ///< seeds the per-state generators of random delays
 
   /// Whether `worker` (a global worker index) is slow.
-  [[nodiscard]] bool slows(Index worker) const { return std::find(ranks.begin(), ranks.end(), worker) != ranks.end(); }
+  [[nodiscard]] bool slows(Index worker) const { return listed(ranks, worker); }
 
   /// A state: the inner state, the slow workers and their delays.
   template <Model M>
@@ -83,8 +83,7 @@ struct StragglerWorker {
     /// Forwards to the inner state; a slow worker waits before (delay) and after (slowdown), on
     /// non-empty batches only.
     void accumulate(const M& model, ConstVectorRef<Scalar> theta, const typename M::batch_type& batch) {
-      if (batch.size() == 0 || std::find(slow_.begin(), slow_.end(), current_worker()) == slow_.end())
-        return inner_.accumulate(model, theta, batch);
+      if (batch.size() == 0 || !listed(slow_, current_worker())) return inner_.accumulate(model, theta, batch);
       if (delay_.count() > 0) wait(random_ ? draw() : delay_);
       if (slowdown_ <= 0) return inner_.accumulate(model, theta, batch);
       const auto start = std::chrono::steady_clock::now();
@@ -125,6 +124,11 @@ struct StragglerWorker {
   template <Model M>
   [[nodiscard]] State<M> make(const M& model, Index id, Index max_rows) const {
     return State<M>(inner.make(model, id, max_rows), *this, detail::mix_seed(seed, static_cast<std::uint64_t>(id)));
+  }
+
+ private:
+  static bool listed(const std::vector<Index>& workers, Index worker) {
+    return std::find(workers.begin(), workers.end(), worker) != workers.end();
   }
 };
 
