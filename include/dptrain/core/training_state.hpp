@@ -62,7 +62,6 @@ struct RunSetup {
   PolicySetup optimizer;
 
   [[nodiscard]] bool known() const noexcept { return threads > 0; }
-  [[nodiscard]] Index workers() const noexcept { return threads * ranks; }
 
   friend bool operator==(const RunSetup&, const RunSetup&) = default;
 };
