@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // checkpoint_resume: stop a run halfway with a checkpoint and resume it elsewhere: on another
-// thread count, with a new learning rate, and under BackupWorkers with fixed chunks, where the
+// thread count, with a new learning rate, and under Reproducible (fixed shards), where the
 // resumed θ is the uninterrupted run's bit for bit. Prints what resume() reports (FitReport::notes).
 #include <dptrain/dptrain.hpp>
 
@@ -15,7 +15,7 @@
 int main(int argc, char** argv) {
   CLI::App app(
       "Checkpoint a softmax regression on Fashion-MNIST halfway and resume it on another thread count, "
-      "with another learning rate, and under BackupWorkers, where the bits are kept");
+      "with another learning rate, and under Reproducible, where the bits are kept");
   dptrain::Index threads = 2, epochs = 4;
   std::string file = "checkpoint_resume.ckpt";
   app.add_option("--threads", threads, "threads of the interrupted run (the resumes take one more)")
@@ -61,10 +61,10 @@ int main(int argc, char** argv) {
       [&](dptrain::Index t, dptrain::Index e) {
         return dptrain::DataParallelTrainer(options(t, e), dptrain::Momentum{.lr = 0.02});
       });
-  const auto backup = [&](dptrain::Index t, dptrain::Index e) {
-    return dptrain::DataParallelTrainer(options(t, e), momentum, dptrain::BackupWorkers{.chunks = 8});
+  const auto reproducible = [&](dptrain::Index t, dptrain::Index e) {
+    return dptrain::DataParallelTrainer(options(t, e), momentum, dptrain::Reproducible{.shards = 8});
   };
-  const bool kept = scenario("BackupWorkers{.chunks = 8}, another thread count", backup, backup);
+  const bool kept = scenario("Reproducible{.shards = 8}, another thread count", reproducible, reproducible);
   std::remove(file.c_str());
-  return kept ? 0 : 1;  // fixed chunks keep the bits on any thread count
+  return kept ? 0 : 1;  // fixed shards keep the bits on any thread count
 }

@@ -36,9 +36,10 @@ int main(int argc, char** argv) {
   app.add_option("--aggregator", o.aggregator, "reduce-scatter, ring, tree or serial")
       ->check(CLI::IsMember({"reduce-scatter", "ring", "tree", "serial"}));
   app.add_option("--synchronizer", o.synchronizer,
-                 "every-step (synchronous SGD) or backup (the same steps with no barrier, for cores shared with "
-                 "busy processes; one process)")
-      ->check(CLI::IsMember({"every-step", "backup"}));
+                 "every-step (synchronous SGD), backup (the same steps with no barrier, for cores shared with "
+                 "busy processes; one process) or reproducible (the same steps, theta the same bytes on any ranks x "
+                 "threads: 8 shards per minibatch)")
+      ->check(CLI::IsMember({"every-step", "backup", "reproducible"}));
   app.add_option("--seed", o.seed, "seed of the initialisation, the split and the shuffle");
   app.add_flag("--bytes", o.bytes,
                "keep the pixels as bytes, read as pixel · 1/255 (a quarter of the memory and of the bytes each "

@@ -39,7 +39,8 @@ struct Options {
   }
 };
 
-// `Exchange`: the aggregator, or BackupWorkers, which shares each step out in chunks and needs none.
+// `Exchange`: the aggregator, or a synchronizer that needs none: BackupWorkers, which shares each
+// step out in chunks, or Reproducible, which sums 8 shards in shard order.
 template <class Exchange, class Optimizer, class Model, class Communicator, class Data>
 int train(const Model& model, Optimizer optimizer, Communicator communicator, const Data& train, const Data& validation,
           const Data& test, const Options& o, const examples::Processes& processes) {
@@ -57,7 +58,9 @@ int train(const Model& model, Optimizer optimizer, Communicator communicator, co
   std::printf("validation accuracy per epoch:");
   for (double a : evaluate.history()) std::printf(" %.4f", a);
   const std::string workers = processes.describe(examples::threads_text(report.threads));
-  const std::string exchange = o.synchronizer == "backup" ? "backup workers" : o.aggregator;
+  const std::string exchange = o.synchronizer == "backup"         ? "backup workers"
+                               : o.synchronizer == "reproducible" ? "reproducible (8 shards)"
+                                                                  : o.aggregator;
   std::printf("\n%s, %s, %s: %ld epochs on %s in %.1f s (%.0f samples/s)\ntest accuracy: %.2f%%\n",
               o.model_text().c_str(), o.optimizer.c_str(), exchange.c_str(), long(report.epochs), workers.c_str(),
               report.seconds, report.samples_per_second(), 100 * accuracy);
@@ -92,6 +95,7 @@ int with_communicator(const Model& model, Optimizer optimizer, const Run<Data>& 
 template <class Optimizer, class Model, class Data>
 int with_aggregator(const Model& model, Optimizer optimizer, const Run<Data>& r) {
   if (r.options.synchronizer == "backup") return with_communicator<dptrain::BackupWorkers>(model, optimizer, r);
+  if (r.options.synchronizer == "reproducible") return with_communicator<dptrain::Reproducible>(model, optimizer, r);
   const std::string& name = r.options.aggregator;
   if (name == "ring") return with_communicator<dptrain::RingAllReduceAggregator>(model, optimizer, r);
   if (name == "tree") return with_communicator<dptrain::TreeAggregator>(model, optimizer, r);

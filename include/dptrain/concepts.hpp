@@ -543,6 +543,27 @@ concept ProcessGroup = requires(const G& g, const TeamMember& me, VectorMap<floa
 };
 
 /**
+ * @brief A ProcessGroup that can also sum in process order (optional: Reproducible needs it with
+ * several processes): a partial sum travels from process 0 to the last, each adding its terms,
+ * so the sum's rounding depends on the order of the terms only, never on the process count.
+ * Each process sends one vector of θ's length: the volume of a reduce-scatter, not a gather.
+ *
+ * @par Requirements (thread 0 of every process, in the same order)
+ * - `receive_partial(VectorMap<Scalar> v, StepScalars& scalars)`, on every process but the
+ *   first: v and scalars become what the process before passed on;
+ * - `pass_partial(VectorMap<Scalar> v, StepScalars& scalars)`, on every process: passes them on
+ *   to the next process (the last has none), then v and scalars become the last process's.
+ */
+template <class G>
+concept OrderedProcessGroup = ProcessGroup<G> &&
+    requires(const G& g, VectorMap<float> f, VectorMap<double> d, StepScalars& scalars) {
+  g.receive_partial(f, scalars);
+  g.receive_partial(d, scalars);
+  g.pass_partial(f, scalars);
+  g.pass_partial(d, scalars);
+};
+
+/**
  * @brief The seam beyond the thread team: how a run's processes (MPI ranks, say) exchange
  * gradients, the step's scalars and θ. Inside a process the team reduces with its Aggregator;
  * the communicator then sums each thread's shard across processes.

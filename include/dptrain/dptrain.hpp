@@ -63,6 +63,7 @@
 #include "dptrain/synchronizers/every_step_synchronizer.hpp"
 #include "dptrain/synchronizers/hogwild.hpp"
 #include "dptrain/synchronizers/local_sgd.hpp"
+#include "dptrain/synchronizers/reproducible.hpp"
 #include "dptrain/synchronizers/step_parts.hpp"
 
 #include "dptrain/optimizers/adagrad.hpp"

@@ -441,18 +441,21 @@ TEST_CASE("Checkpoint: resuming on another thread count is reported, or refused 
 }
 
 TEST_CASE("Checkpoint: with fixed shards a resume on another thread count is bitwise the uninterrupted run",
-          "[checkpoint][backup]") {
-  const auto trainer = [](Index threads, bool same_workers = false) {
-    return [=](Index n) {
-      return dptrain::DataParallelTrainer(steps(threads, n, same_workers), dptrain::Adam{.lr = 0.01},
-                                          dptrain::BackupWorkers{.chunks = 6});
+          "[checkpoint][backup][reproducible]") {
+  const auto check = [](auto synchronizer) {
+    const auto trainer = [=](Index threads, bool same_workers = false) {
+      return [=](Index n) {
+        return dptrain::DataParallelTrainer(steps(threads, n, same_workers), dptrain::Adam{.lr = 0.01}, synchronizer);
+      };
     };
+    for (const auto& [before, after] : {std::pair<Index, Index>{2, 3}, {4, 1}, {1, 2}}) {
+      CAPTURE(before, after);
+      const auto run = resume_elsewhere(trainer(before), trainer(after, true));
+      CHECK(std::memcmp(run.straight.data(), run.resumed.data(), sizeof(float) * run.straight.size()) == 0);
+      REQUIRE(run.report.notes.size() == 1);
+      CHECK_THAT(run.report.notes[0], Contains("the same bits as an uninterrupted run (6 fixed shards)"));
+    }
   };
-  for (const auto& [before, after] : {std::pair<Index, Index>{2, 3}, {4, 1}, {1, 2}}) {
-    CAPTURE(before, after);
-    const auto run = resume_elsewhere(trainer(before), trainer(after, true));
-    CHECK(std::memcmp(run.straight.data(), run.resumed.data(), sizeof(float) * run.straight.size()) == 0);
-    REQUIRE(run.report.notes.size() == 1);
-    CHECK_THAT(run.report.notes[0], Contains("the same bits as an uninterrupted run (6 fixed shards)"));
-  }
+  check(dptrain::BackupWorkers{.chunks = 6});
+  check(dptrain::Reproducible{.shards = 6});
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -627,4 +628,110 @@ TEST_CASE("MpiCommunicator: BoundedStaleness and Hogwild with several ranks are 
           .fit(model, theta, data),
       Contains("dptrain::Hogwild" + has));
   CHECK((theta.array() == model.init_parameters().array()).all());
+}
+
+namespace {
+
+// Reproducible's problem: the MLP in float, 45 samples in minibatches of 8 (a partial one ends
+// every epoch), two to a step, clipped; 6 shards.
+struct ReproducibleRun {
+  dptrain::DenseDataset<float, dptrain::Label> data = test::cluster_data<float>(45, 5, 3, 11);
+  dptrain::Mlp<float> model{{5, 7, 3}};
+  dptrain::Adam adam{.lr = 0.01};
+  dptrain::TrainerOptions options(Index threads) const {
+    return {.threads = threads, .batch_size = 8, .epochs = 4, .seed = 5, .accumulation_steps = 2, .clip_norm = 0.5};
+  }
+  dptrain::Vector<float> one_thread() const {
+    dptrain::Vector<float> theta = model.init_parameters(3);
+    dptrain::DataParallelTrainer(options(1), adam, dptrain::Reproducible{.shards = 6}).fit(model, theta, data);
+    return theta;
+  }
+  template <class... Callbacks>
+  dptrain::FitReport on_ranks(dptrain::Vector<float>& theta, const dptrain::TrainerOptions& opt, MPI_Comm comm,
+                              Callbacks&... callbacks) const {
+    return dptrain::DataParallelTrainer(opt, adam, dptrain::Reproducible{.shards = 6},
+                                        dptrain::MpiCommunicator{.comm = comm})
+        .fit(model, theta, data, callbacks...);
+  }
+};
+
+bool same_bytes(const dptrain::Vector<float>& a, const dptrain::Vector<float>& b) {
+  return a.size() == b.size() &&
+         std::memcmp(a.data(), b.data(), sizeof(float) * static_cast<std::size_t>(a.size())) == 0;
+}
+
+}  // namespace
+
+TEST_CASE("MpiCommunicator: Reproducible gives one thread's theta byte for byte on any ranks × threads",
+          "[mpi][reproducible]") {
+  // Threads per rank: all 1 (R × 1), all 2 (R × 2), rank r with r + 1 (1 + 2 + …), 4 / R (1 × 4, 2 × 2, 4 × 1).
+  const int layout = GENERATE(0, 1, 2, 3);
+  if (layout == 3 && 4 % world_size() != 0) return;
+  const Index threads = layout == 0 ? 1 : layout == 1 ? 2 : layout == 2 ? world_rank() + 1 : 4 / world_size();
+  const ReproducibleRun run;
+  const dptrain::Vector<float> expected = run.one_thread();
+  dptrain::Vector<float> theta = run.model.init_parameters(3);
+  const dptrain::FitReport report = run.on_ranks(theta, run.options(threads), MPI_COMM_WORLD);
+  CHECK(report.samples == 4 * 45);
+  CHECK(same_bytes(theta, expected));
+}
+
+TEST_CASE("MpiCommunicator: Reproducible's shard count must agree on every rank", "[mpi][reproducible]") {
+  if (world_size() < 2) return;
+  const ReproducibleRun run;
+  dptrain::Vector<float> theta = run.model.init_parameters(3);
+  const Index shards = world_rank() == 1 ? 4 : 6;
+  CHECK_THROWS_WITH(dptrain::DataParallelTrainer(run.options(1), run.adam, dptrain::Reproducible{.shards = shards},
+                                                 dptrain::MpiCommunicator{})
+                        .fit(run.model, theta, run.data),
+                    Contains("synchronizer or its settings differ"));
+}
+
+TEST_CASE("MpiCommunicator: under Reproducible, R ranks × 1 thread resume on 1 rank × 2 threads byte for byte",
+          "[mpi][reproducible]") {
+  long id = static_cast<long>(getpid());
+  MPI_Bcast(&id, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  const std::string path = "dptrain_mpi_reproducible_" + std::to_string(id) + ".ckpt";
+  const ReproducibleRun run;
+  const dptrain::Vector<float> uninterrupted = run.one_thread();  // 12 steps
+
+  dptrain::Vector<float> theta = run.model.init_parameters(3);
+  dptrain::Checkpoint checkpoint(run.model, path, {.every_steps = 5, .every_epochs = 0, .at_end = false});
+  dptrain::TrainerOptions options = run.options(1);
+  options.max_steps = 5;  // in the middle of the second epoch (3 steps per epoch)
+  run.on_ranks(theta, options, MPI_COMM_WORLD, checkpoint);
+  MPI_Barrier(MPI_COMM_WORLD);  // rank 0 has written the file
+
+  dptrain::Vector<float> resumed = run.model.init_parameters(9);
+  dptrain::TrainingState<float> state = dptrain::load_checkpoint(path, run.model, resumed);
+  CHECK(state.made_by.ranks == world_size());
+  CHECK(state.made_by.shards == 6);
+  options = run.options(2);
+  options.same_workers_on_resume = true;  // the bits are kept: allowed
+  const dptrain::FitReport alone = dptrain::DataParallelTrainer(options, run.adam, dptrain::Reproducible{.shards = 6},
+                                                                dptrain::MpiCommunicator{.comm = MPI_COMM_SELF})
+                                       .resume(run.model, resumed, run.data, state);
+  REQUIRE(alone.notes.size() == 1);
+  CHECK_THAT(alone.notes[0], Contains("the same bits as an uninterrupted run (6 fixed shards)"));
+  CHECK(same_bytes(resumed, uninterrupted));
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) std::remove(path.c_str());
+}
+
+TEST_CASE("MpiCommunicator: Reproducible with sharded data gives the same bytes for any threads per rank",
+          "[mpi][reproducible]") {
+  const ReproducibleRun run;
+  const auto mine = dptrain::shard_of(run.data, world_rank(), world_size());
+  const auto train = [&](Index threads) {
+    dptrain::Vector<float> theta = run.model.init_parameters(3);
+    dptrain::TrainerOptions options = run.options(threads);
+    options.batch_size = 4;
+    dptrain::DataParallelTrainer(options, run.adam, dptrain::Reproducible{.shards = 3},
+                                 dptrain::MpiCommunicator{.data = dptrain::MpiData::sharded})
+        .fit(run.model, theta, mine);
+    return theta;
+  };
+  const dptrain::Vector<float> one = train(1);
+  CHECK(same_bytes(train(2), one));
+  CHECK(same_bytes(train(3), one));
 }

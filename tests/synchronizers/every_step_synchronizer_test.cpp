@@ -90,6 +90,7 @@ template class dptrain::BackupWorkers::Loop<dptrain::detail::StepArchetype>;
 template class dptrain::LocalSgd::Loop<dptrain::detail::StepArchetype>;
 template class dptrain::BoundedStaleness::Loop<dptrain::detail::StepArchetype>;
 template class dptrain::Hogwild::Loop<dptrain::detail::StepArchetype>;
+template class dptrain::Reproducible::Loop<dptrain::detail::StepArchetype>;
 template struct AverageEveryStep::Loop<dptrain::detail::StepArchetype>;
 
 TEST_CASE("Synchronizer: a user's synchronizer replaces the default, one span of steps per epoch",

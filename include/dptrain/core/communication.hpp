@@ -87,6 +87,8 @@ struct RunSignature {
   std::array<double, 3> learning_rates{};
   /// The optimizer's other settings (momentum, β…): a hash of its name and settings (PolicySetup).
   std::uint64_t optimizer_settings = 0;
+  /// The synchronizer's name and settings (Reproducible's shard count…), hashed (PolicySetup).
+  std::uint64_t synchronizer = 0;
 
   /// A checksum of the training data, computed only when a communicator asks for it (a pass over
   /// the data): where every process holds the same data set, another one on one process with as
@@ -116,7 +118,7 @@ struct RunSignature {
   /// `samples` called `samples_name` (a sharded run says more, and empties data_checksum): `MpiCommunicator` compares
   /// them with two reductions (the minimum and the maximum) and names those that differ; another transport reuses the
   /// list.
-  [[nodiscard]] std::array<Field, 20> fields(const char* samples_name = "data set size") const noexcept {
+  [[nodiscard]] std::array<Field, 21> fields(const char* samples_name = "data set size") const noexcept {
     const auto value = [](auto v) { return static_cast<std::uint64_t>(v); };
     return {{{"theta's length", value(parameters)},
              {samples_name, value(samples)},
@@ -136,6 +138,7 @@ struct RunSignature {
              {"learning rate halfway", std::bit_cast<std::uint64_t>(learning_rates[1])},
              {"learning rate at the last step", std::bit_cast<std::uint64_t>(learning_rates[2])},
              {"optimizer settings", optimizer_settings},
+             {"synchronizer or its settings", synchronizer},
              {"training data (a checksum of its values: see docs/distributed.md)", data_checksum()},
              {"model type", hash(model)},
              {"optimizer type", hash(optimizer)}}};

@@ -65,6 +65,8 @@ enum class MpiData {
  * sum is all-reduced across all ranks. The step's scalars (loss, ‖g‖², samples, failures, stop
  * requests) cross in one more MPI_Allreduce of seven doubles, on thread 0, so every worker of every
  * rank takes the same decision at the same step. θ is broadcast from rank 0 before the first step.
+ * Under Reproducible the gradients are summed in shard order instead (OrderedProcessGroup): a
+ * partial sum passes from rank 0 to the last (MPI_Send, MPI_Recv), whose sum is broadcast.
  *
  * Global worker r·T + t (with T the threads of the ranks before, which may differ per rank)
  * takes its part of every global minibatch; every rank holds the whole data set and draws the
@@ -73,7 +75,7 @@ enum class MpiData {
  *
  * connect() compares the runs of all ranks (RunSignature: θ length, data size, batch, epochs,
  * max_steps, accumulation, seed, resumed step, shuffle, drop_last, weighting, on_non_finite,
- * clip_norm, the learning rate at three steps, the optimizer's settings, a checksum of replicated
+ * clip_norm, the learning rate at three steps, the optimizer's and synchronizer's settings, a checksum of replicated
  * data, model and optimizer types; and this communicator's options and MPI thread level)
  * with all-reduces of their minima and maxima, and throws dptrain::invalid_argument on every rank,
  * naming what differs, instead of hanging in a collective later. A rank whose own checks failed
@@ -157,6 +159,38 @@ struct MpiCommunicator {
                    std::to_string(s.check_every) +
                    " steps): a rank changed theta outside the trainer, or computes differently";
       }
+    }
+
+    /// Thread 0 of every rank but the first (OrderedProcessGroup): v and scalars as the rank
+    /// before passed them on.
+    template <class Scalar>
+    void receive_partial(VectorMap<Scalar> v, StepScalars& scalars) const {
+      const State& s = *state_;
+      std::array<double, 7> fields{};
+      check(MPI_Recv(v.data(), count(v.size()), type<Scalar>(), static_cast<int>(s.rank - 1), partial_tag, s.comm,
+                     MPI_STATUS_IGNORE),
+            "MPI_Recv");
+      check(
+          MPI_Recv(fields.data(), 7, MPI_DOUBLE, static_cast<int>(s.rank - 1), partial_tag, s.comm, MPI_STATUS_IGNORE),
+          "MPI_Recv");
+      scalars = StepScalars::from_array(fields);
+    }
+
+    /// Thread 0 of every rank (OrderedProcessGroup): v and scalars on to the next rank, then the
+    /// last rank's to every rank (MPI_Bcast).
+    template <class Scalar>
+    void pass_partial(VectorMap<Scalar> v, StepScalars& scalars) const {
+      const State& s = *state_;
+      auto fields = scalars.to_array();
+      const int last = static_cast<int>(s.size - 1);
+      if (s.rank < last) {
+        const int next = static_cast<int>(s.rank + 1);
+        check(MPI_Send(v.data(), count(v.size()), type<Scalar>(), next, partial_tag, s.comm), "MPI_Send");
+        check(MPI_Send(fields.data(), 7, MPI_DOUBLE, next, partial_tag, s.comm), "MPI_Send");
+      }
+      check(MPI_Bcast(v.data(), count(v.size()), type<Scalar>(), last, s.comm), "MPI_Bcast");
+      check(MPI_Bcast(fields.data(), 7, MPI_DOUBLE, last, s.comm), "MPI_Bcast");
+      scalars = StepScalars::from_array(fields);
     }
 
     /// Thread 0 of every rank after a failure: "rank r failed: what()" for the lowest rank that
@@ -342,6 +376,8 @@ struct MpiCommunicator {
       check(MPI_Allreduce(MPI_IN_PLACE, high.data(), 2, MPI_UNSIGNED_LONG_LONG, MPI_MAX, s.comm), "MPI_Allreduce");
       return high[0] == ~high[1];
     }
+
+    static constexpr int partial_tag = 17;  // receive_partial / pass_partial's messages
 
     template <class Scalar>
     static MPI_Datatype type() noexcept {

@@ -54,11 +54,14 @@ struct Share {
  * - `Step::Scalar`, `Step::WorkerState` (a Worker policy's state: `gradient()`, …),
  *   `Step::Buffer` (a data set's gather buffer);
  * - `Step::state_slots`: the optimizer's state vectors (0: stateless, e.g. Sgd);
+ * - `Step::passes_partials`: the Communicator's groups pass partial sums along the processes
+ *   (OrderedProcessGroup), which receive_partial and pass_partial need with several processes;
  * - `Step::adaptive_partitioner`: the Partitioner learns from each step's loads (AdaptivePartitioner),
  *   at `wait_for_workers()` (a loop without that barrier cannot let it act);
- * - `options()`, `processes()` (the run's processes), `workers()` (the run's workers, over every
- *   process), `theta()` (θ as the trainer holds it: every span starts from it and leaves its result
- *   in it), `optimizer_state()` (the trainer's state, Step::state_slots vectors of θ's length: what
+ * - `options()`, `processes()` (the run's processes), `process()` (this one, from 0), `workers()` (the workers that
+ * share each minibatch: every process's, or with data sharded per process (MpiData::sharded) this one's),
+ *   `first_worker()` (this process's first among them), `theta()` (θ as the trainer holds it: every span starts from it
+ * and leaves its result in it), `optimizer_state()` (the trainer's state, Step::state_slots vectors of θ's length: what
  *   checkpoints save), `shard(me)` (the slice of θ that thread me owns), `spin()` (how long the
  *   team's waits spin before they sleep), `max_minibatch()` (the run's largest minibatch),
  *   `lr(step)` (the learning rate of the run's `step`-th step).
@@ -70,9 +73,12 @@ concept StepQueries = requires(Step& s, const Step& c, const TeamMember& me, Ind
   typename Step::Buffer;
   { Step::state_slots } -> std::convertible_to<int>;
   { Step::adaptive_partitioner } -> std::convertible_to<bool>;
+  { Step::passes_partials } -> std::convertible_to<bool>;
   { c.options() } -> std::same_as<const TrainerOptions&>;
   { c.processes() } -> std::same_as<Index>;
+  { c.process() } -> std::same_as<Index>;
   { c.workers() } -> std::same_as<Index>;
+  { c.first_worker() } -> std::same_as<Index>;
   { s.theta() } -> std::same_as<VectorMap<typename Step::Scalar>>;
   { s.optimizer_state() } -> std::same_as<std::span<AlignedBuffer<typename Step::Scalar>>>;
   { c.shard(me) } -> std::same_as<IndexRange>;
@@ -103,11 +109,17 @@ concept StepQueries = requires(Step& s, const Step& c, const TeamMember& me, Ind
  *   of a state vector); returns this thread's shard of the sum, elements `shard(me)`. The
  *   vectors are summed in place and read by other threads until the next barrier.
  * - `sum_scalars(me, mine)`: any StepScalars summed over the team and the processes (no gradient).
+ * - `receive_partial(me, v, scalars)` and `pass_partial(me, v, scalars)`: a sum in process order,
+ *   for a loop whose sums must not depend on the process count (Reproducible). Between the two the
+ *   team adds its process's terms to v (θ's length) and `scalars` (thread 0's to write). The first
+ *   returns once they hold what the process before passed on (in the first process: at once, as
+ *   they are); the second is a barrier, then passes them on to the next process, and returns once
+ *   every process holds the last one's. With one process, only the barrier.
  */
 template <class Step>
 concept CollectiveStepParts = requires(Step& s, const TeamMember& me, VectorMap<typename Step::Scalar> v,
                                        ConstVectorRef<typename Step::Scalar> theta, const StepSpan& span, Index i,
-                                       const StepScalars& scalars) {
+                                       const StepScalars& scalars, StepScalars& partial) {
   { s.local_gradient(me, i, i) } -> std::same_as<StepScalars>;
   { s.local_gradient(me, i, i, theta) } -> std::same_as<StepScalars>;
   { s.gradient(me) } -> std::same_as<VectorMap<typename Step::Scalar>>;
@@ -120,6 +132,8 @@ concept CollectiveStepParts = requires(Step& s, const TeamMember& me, VectorMap<
   { s.finish(me, span, i, true) } -> std::same_as<const StepOutcome&>;
   { s.sum_vectors(me, v) } -> std::same_as<VectorMap<typename Step::Scalar>>;
   { s.sum_scalars(me, scalars) } -> std::same_as<StepScalars>;
+  s.receive_partial(me, v, partial);
+  s.pass_partial(me, v, partial);
 };
 
 /**
@@ -201,10 +215,13 @@ struct StepArchetype {
   };
   static constexpr int state_slots = 0;
   static constexpr bool adaptive_partitioner = false;
+  static constexpr bool passes_partials = true;
 
   [[nodiscard]] const TrainerOptions& options() const { return options_; }
   [[nodiscard]] Index processes() const { return 1; }
+  [[nodiscard]] Index process() const { return 0; }
   [[nodiscard]] Index workers() const { return 1; }
+  [[nodiscard]] Index first_worker() const { return 0; }
   [[nodiscard]] VectorMap<float> theta() { return {nullptr, 0}; }
   [[nodiscard]] std::span<AlignedBuffer<float>> optimizer_state() { return {}; }
   [[nodiscard]] IndexRange shard(const TeamMember&) const { return {}; }
@@ -223,6 +240,8 @@ struct StepArchetype {
   const StepOutcome& finish(const TeamMember&, const StepSpan&, Index, bool = false) { return outcome_; }
   VectorMap<float> sum_vectors(const TeamMember&, VectorMap<float> v) { return v; }
   StepScalars sum_scalars(const TeamMember&, const StepScalars& mine) { return mine; }
+  void receive_partial(const TeamMember&, VectorMap<float>, StepScalars&) {}
+  void pass_partial(const TeamMember&, VectorMap<float>, StepScalars&) {}
 
   [[nodiscard]] WorkerState make_worker(Index, Index) const { return {}; }
   [[nodiscard]] Buffer make_buffer(Index) const { return {}; }

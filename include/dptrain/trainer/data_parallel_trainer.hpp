@@ -219,8 +219,9 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run final : StepLog<typename M::
         plan_(opt_, data.size()),
         schedule_(for_run(trainer.schedule_, plan_.length())),
         group_(trainer.communicator_.connect(
-            opt_.threads, detail::run_signature<M>(opt_, trainer.optimizer_, schedule_, theta.size(), data,
-                                                   from != nullptr ? from->step : 0, plan_.total_steps()))),
+            opt_.threads,
+            detail::run_signature<M>(opt_, trainer.optimizer_, schedule_, trainer.synchronizer_, theta.size(), data,
+                                     from != nullptr ? from->step : 0, plan_.total_steps()))),
         cores_(available_cores()),
         barrier_(spin_budget(opt_, cores_)),
         step_({opt_, plan_, model, theta, data, group_, state_, errors_, trainer.worker_, trainer.partitioner_,

@@ -117,13 +117,14 @@ template <class Policy>
                     describe(now.synchronizer));
   if (saved.threads != now.threads || saved.ranks != now.ranks) {
     const std::string moved = "saved on " + workers_text(saved) + ", resumed on " + workers_text(now);
-    if (saved.shards > 0 && saved.shards == now.shards) {
+    if (saved.shards > 0 && saved.shards == now.shards && saved.synchronizer.name == now.synchronizer.name) {
       notes.push_back(moved + ": the same bits as an uninterrupted run (" + std::to_string(now.shards) +
                       " fixed shards)");
     } else if (same_workers) {
-      throw invalid_argument(who + moved +
-                             ": another worker count rounds differently, and TrainerOptions::same_workers_on_resume "
-                             "asks for the same one (or a synchronizer with fixed shards, BackupWorkers{.chunks})");
+      throw invalid_argument(
+          who + moved +
+          ": another worker count rounds differently, and TrainerOptions::same_workers_on_resume "
+          "asks for the same one (or a synchronizer with fixed shards: Reproducible, BackupWorkers{.chunks})");
     } else {
       notes.push_back(moved + ": theta is rounded differently from an uninterrupted run");
     }
@@ -133,15 +134,16 @@ template <class Policy>
 
 /**
  * @brief What every process of a run must share, for Communicator::connect: the options, the
- * optimizer's learning rate (with the schedule, at three steps) and settings, the data's size and
- * checksum (computed only if a communicator asks), the model's and optimizer's types.
+ * optimizer's learning rate (with the schedule, at three steps) and settings, the synchronizer and its settings, the
+ * data's size and checksum (computed only if a communicator asks), the model's and optimizer's types.
  *
  * @param parameters θ's length
  * @param start_step the step a resumed run starts after (0: a new run)
  */
-template <class M, class O, class S, class D>
+template <class M, class O, class S, class Y, class D>
 [[nodiscard]] RunSignature run_signature(const TrainerOptions& options, const O& optimizer, const S& schedule,
-                                         Index parameters, const D& data, Index start_step, Index total_steps) {
+                                         const Y& synchronizer, Index parameters, const D& data, Index start_step,
+                                         Index total_steps) {
   // The rate at three steps stands for the optimizer's lr and the schedule (a schedule that
   // throws here is refused later, after connect: NaN compares unequal to nothing here).
   const auto lr = [&](Index step) {
@@ -169,6 +171,7 @@ template <class M, class O, class S, class D>
           .clip_norm = options.clip_norm,
           .learning_rates = {lr(1), lr((total_steps + 1) / 2), lr(total_steps)},
           .optimizer_settings = RunSignature::hash(describe(policy_setup(optimizer))),
+          .synchronizer = RunSignature::hash(describe(policy_setup(synchronizer))),
           .data_checksum = data_checksum,
           .model = typeid(M).name(),
           .optimizer = typeid(O).name()};

@@ -64,7 +64,7 @@ struct TrainerOptions {
   WaitPolicy wait_policy = WaitPolicy::spin_then_sleep;  ///< how workers wait at barriers; the same θ either way
   double spin_microseconds = 50;                         ///< spin_then_sleep: spin this long before sleeping
   /// resume() refuses a state saved by another ranks × threads (whose θ would be rounded
-  /// differently), unless the synchronizer's shards are fixed (BackupWorkers{.chunks}). Off: such
+  /// differently), unless the synchronizer's shards are fixed (Reproducible, BackupWorkers{.chunks}). Off: such
   /// a resume goes on, and FitReport::notes says so.
   bool same_workers_on_resume = false;
 

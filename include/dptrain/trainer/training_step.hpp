@@ -68,6 +68,7 @@ class TrainingStep {
   using Buffer = typename D::Buffer;
   static constexpr int state_slots = O::state_slots;
   static constexpr bool adaptive_partitioner = AdaptivePartitioner<P>;
+  static constexpr bool passes_partials = OrderedProcessGroup<Group>;
 
   /// What the step works on; every reference must outlive it.
   struct Parts {
@@ -136,7 +137,10 @@ class TrainingStep {
 
   [[nodiscard]] const TrainerOptions& options() const noexcept { return opt_; }
   [[nodiscard]] Index processes() const noexcept { return group_.size(); }
+  [[nodiscard]] Index process() const noexcept { return group_.rank(); }
+  /// The workers that share each minibatch, and this process's first among them.
   [[nodiscard]] Index workers() const noexcept { return group_.workers(); }
+  [[nodiscard]] Index first_worker() const noexcept { return group_.first_worker(); }
   /// θ as the trainer holds it: what every step span starts from and leaves its result in.
   [[nodiscard]] VectorMap<Scalar> theta() noexcept { return {theta_.data(), theta_.size()}; }
   /// The trainer's optimizer state: state_slots vectors of θ's length (what checkpoints save).
@@ -258,6 +262,31 @@ class TrainingStep {
     const StepScalars totals = scalars_.all_reduce(me, mine, group_);
     charge(me, &WorkerReport::aggregate);
     return totals;
+  }
+
+  /// Returns once v and scalars hold what the process before passed on (the first process's: at
+  /// once); thread 0 receives them while the team waits, all of it a wait for the processes before.
+  void receive_partial(const TeamMember& me, VectorMap<Scalar> v, StepScalars& scalars) {
+    if constexpr (passes_partials) {
+      if (group_.rank() > 0) {
+        if (me.rank == 0) group_.receive_partial(v, scalars);
+        me.barrier();
+      }
+    }
+    charge(me, &WorkerReport::wait);
+  }
+
+  /// A barrier, then v and scalars on to the next process; returns once every process holds the
+  /// last one's (with one process: the barrier only).
+  void pass_partial(const TeamMember& me, VectorMap<Scalar> v, StepScalars& scalars) {
+    me.barrier();
+    if constexpr (passes_partials) {
+      if (group_.size() > 1) {
+        if (me.rank == 0) group_.pass_partial(v, scalars);
+        me.barrier();
+      }
+    }
+    charge(me, &WorkerReport::aggregate);
   }
 
   // --- the parts one thread calls at its own pace (ChunkedStepParts) -----------------------------
