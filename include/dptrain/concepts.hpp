@@ -548,19 +548,26 @@ concept ProcessGroup = requires(const G& g, const TeamMember& me, VectorMap<floa
  * so the sum's rounding depends on the order of the terms only, never on the process count.
  * Each process sends one vector of θ's length: the volume of a reduce-scatter, not a gather.
  *
- * @par Requirements (thread 0 of every process, in the same order)
- * - `receive_partial(VectorMap<Scalar> v, StepScalars& scalars)`, on every process but the
- *   first: v and scalars become what the process before passed on;
- * - `pass_partial(VectorMap<Scalar> v, StepScalars& scalars)`, on every process: passes them on
- *   to the next process (the last has none), then v and scalars become the last process's.
+ * The sum travels in pieces of v, so that process r adds piece j while piece j + 1 is on its way
+ * to it and piece j − 1 on its way onwards.
+ *
+ * @par Requirements (thread 0 of every process, with the same pieces in the same order)
+ * - `receive_partial(VectorMap<Scalar> piece, StepScalars* scalars)`, on every process but the
+ *   first: the piece (and `*scalars`, unless null) become what the process before passed on;
+ * - `pass_partial(VectorMap<Scalar> piece, const StepScalars* scalars)`, on every process: starts
+ *   passing them on to the next process (the last has none) and returns; the piece is written
+ *   again only once await_total() returns;
+ * - `await_total(StepScalars& scalars)`: once every piece passed since the last call holds the last
+ *   process's sum, and `scalars` the last process's scalars.
  */
 template <class G>
 concept OrderedProcessGroup = ProcessGroup<G> &&
     requires(const G& g, VectorMap<float> f, VectorMap<double> d, StepScalars& scalars) {
-  g.receive_partial(f, scalars);
-  g.receive_partial(d, scalars);
-  g.pass_partial(f, scalars);
-  g.pass_partial(d, scalars);
+  g.receive_partial(f, &scalars);
+  g.receive_partial(d, &scalars);
+  g.pass_partial(f, &scalars);
+  g.pass_partial(d, &scalars);
+  g.await_total(scalars);
 };
 
 /**

@@ -636,7 +636,7 @@ namespace {
 // every epoch), two to a step, clipped; 6 shards.
 struct ReproducibleRun {
   dptrain::DenseDataset<float, dptrain::Label> data = test::cluster_data<float>(45, 5, 3, 11);
-  dptrain::Mlp<float> model{{5, 7, 3}};
+  dptrain::Mlp<float> model{{5, 600, 3}};  // 5403 parameters: the sum passes in 4 pieces
   dptrain::Adam adam{.lr = 0.01};
   dptrain::TrainerOptions options(Index threads) const {
     return {.threads = threads, .batch_size = 8, .epochs = 4, .seed = 5, .accumulation_steps = 2, .clip_norm = 0.5};
@@ -648,9 +648,9 @@ struct ReproducibleRun {
   }
   template <class... Callbacks>
   dptrain::FitReport on_ranks(dptrain::Vector<float>& theta, const dptrain::TrainerOptions& opt, MPI_Comm comm,
-                              Callbacks&... callbacks) const {
+                              MPI_Comm node, Callbacks&... callbacks) const {
     return dptrain::DataParallelTrainer(opt, adam, dptrain::Reproducible{.shards = 6},
-                                        dptrain::MpiCommunicator{.comm = comm})
+                                        dptrain::MpiCommunicator{.comm = comm, .node = node})
         .fit(model, theta, data, callbacks...);
   }
 };
@@ -668,10 +668,12 @@ TEST_CASE("MpiCommunicator: Reproducible gives one thread's theta byte for byte 
   const int layout = GENERATE(0, 1, 2, 3);
   if (layout == 3 && 4 % world_size() != 0) return;
   const Index threads = layout == 0 ? 1 : layout == 1 ? 2 : layout == 2 ? world_rank() + 1 : 4 / world_size();
+  // The sum passes through the machine's shared-memory window, or in messages (as between machines).
+  const MPI_Comm node = GENERATE(0, 1) == 0 ? MPI_COMM_NULL : MPI_COMM_SELF;
   const ReproducibleRun run;
   const dptrain::Vector<float> expected = run.one_thread();
   dptrain::Vector<float> theta = run.model.init_parameters(3);
-  const dptrain::FitReport report = run.on_ranks(theta, run.options(threads), MPI_COMM_WORLD);
+  const dptrain::FitReport report = run.on_ranks(theta, run.options(threads), MPI_COMM_WORLD, node);
   CHECK(report.samples == 4 * 45);
   CHECK(same_bytes(theta, expected));
 }
@@ -699,7 +701,7 @@ TEST_CASE("MpiCommunicator: under Reproducible, R ranks × 1 thread resume on 1 
   dptrain::Checkpoint checkpoint(run.model, path, {.every_steps = 5, .every_epochs = 0, .at_end = false});
   dptrain::TrainerOptions options = run.options(1);
   options.max_steps = 5;  // in the middle of the second epoch (3 steps per epoch)
-  run.on_ranks(theta, options, MPI_COMM_WORLD, checkpoint);
+  run.on_ranks(theta, options, MPI_COMM_WORLD, MPI_COMM_NULL, checkpoint);
   MPI_Barrier(MPI_COMM_WORLD);  // rank 0 has written the file
 
   dptrain::Vector<float> resumed = run.model.init_parameters(9);

@@ -66,7 +66,9 @@ enum class MpiData {
  * requests) cross in one more MPI_Allreduce of seven doubles, on thread 0, so every worker of every
  * rank takes the same decision at the same step. θ is broadcast from rank 0 before the first step.
  * Under Reproducible the gradients are summed in shard order instead (OrderedProcessGroup): a
- * partial sum passes from rank 0 to the last (MPI_Send, MPI_Recv), whose sum is broadcast.
+ * partial sum passes from rank 0 to the last in pieces, and the total back, piece by piece; with
+ * every rank on one machine through the window (each rank writes its slot, and a small message
+ * says a piece is there), otherwise in messages (MPI_Isend, MPI_Recv).
  *
  * Global worker r·T + t (with T the threads of the ranks before, which may differ per rank)
  * takes its part of every global minibatch; every rank holds the whole data set and draws the
@@ -161,36 +163,80 @@ struct MpiCommunicator {
       }
     }
 
-    /// Thread 0 of every rank but the first (OrderedProcessGroup): v and scalars as the rank
-    /// before passed them on.
+    /// Thread 0 of every rank but the first (OrderedProcessGroup): a piece of the sum (and the
+    /// scalars, unless null) as the rank before passed them on.
     template <class Scalar>
-    void receive_partial(VectorMap<Scalar> v, StepScalars& scalars) const {
-      const State& s = *state_;
-      std::array<double, 7> fields{};
-      check(MPI_Recv(v.data(), count(v.size()), type<Scalar>(), static_cast<int>(s.rank - 1), partial_tag, s.comm,
-                     MPI_STATUS_IGNORE),
-            "MPI_Recv");
-      check(
-          MPI_Recv(fields.data(), 7, MPI_DOUBLE, static_cast<int>(s.rank - 1), partial_tag, s.comm, MPI_STATUS_IGNORE),
-          "MPI_Recv");
-      scalars = StepScalars::from_array(fields);
+    void receive_partial(VectorMap<Scalar> piece, StepScalars* scalars) const {
+      State& s = *state_;
+      const Piece mine{piece.data(), count(piece.size()), type<Scalar>()};
+      if (!s.passes_in_window) {
+        receive(mine, scalars, static_cast<int>(s.rank - 1), onward_tag, s.comm);
+        return;
+      }
+      if (s.window == MPI_WIN_NULL) allocate_window(s, sizeof(Scalar));  // the first step: all ranks together
+      copy_from_window(s, mine, s.passing.offset, scalars, s.rank - 1, onward_tag);
     }
 
-    /// Thread 0 of every rank (OrderedProcessGroup): v and scalars on to the next rank, then the
-    /// last rank's to every rank (MPI_Bcast).
+    /// Thread 0 of every rank (OrderedProcessGroup): starts sending the piece (and the scalars)
+    /// on to the next rank; on the last rank, where the sum is complete, back to the rank before.
     template <class Scalar>
-    void pass_partial(VectorMap<Scalar> v, StepScalars& scalars) const {
-      const State& s = *state_;
-      auto fields = scalars.to_array();
-      const int last = static_cast<int>(s.size - 1);
-      if (s.rank < last) {
-        const int next = static_cast<int>(s.rank + 1);
-        check(MPI_Send(v.data(), count(v.size()), type<Scalar>(), next, partial_tag, s.comm), "MPI_Send");
-        check(MPI_Send(fields.data(), 7, MPI_DOUBLE, next, partial_tag, s.comm), "MPI_Send");
+    void pass_partial(VectorMap<Scalar> piece, const StepScalars* scalars) const {
+      State& s = *state_;
+      Passing& p = s.passing;
+      const bool last = s.rank == s.size - 1;
+      Passing::Sent& sent = p.sent.emplace_back();
+      sent.piece = {piece.data(), count(piece.size()), type<Scalar>()};
+      sent.offset = p.offset;
+      p.offset += piece.size();
+      if (scalars != nullptr) p.scalars = scalars->to_array();
+      if (s.passes_in_window) {  // into this rank's slot; a message of the scalars (or none) says it is there
+        if (s.window == MPI_WIN_NULL) allocate_window(s, sizeof(Scalar));
+        std::copy_n(piece.data(), piece.size(),
+                    static_cast<Scalar*>(s.slots[static_cast<std::size_t>(s.rank)]) + sent.offset);
+        check(MPI_Win_sync(s.window), "MPI_Win_sync");
+        const int fields = scalars != nullptr ? 7 : 0;
+        for (Index to = last ? 0 : s.rank + 1; to < (last ? s.rank : s.rank + 2); ++to)
+          check(MPI_Send(p.scalars.data(), fields, MPI_DOUBLE, static_cast<int>(to), last ? back_tag : onward_tag,
+                         s.comm),
+                "MPI_Send");
+        return;
       }
-      check(MPI_Bcast(v.data(), count(v.size()), type<Scalar>(), last, s.comm), "MPI_Bcast");
-      check(MPI_Bcast(fields.data(), 7, MPI_DOUBLE, last, s.comm), "MPI_Bcast");
-      scalars = StepScalars::from_array(fields);
+      send(sent, scalars != nullptr ? p.scalars.data() : nullptr, static_cast<int>(last ? s.rank - 1 : s.rank + 1),
+           last ? back_tag : onward_tag, s.comm);
+    }
+
+    /// Thread 0 of every rank (OrderedProcessGroup): once every piece passed since the last call,
+    /// and `scalars`, hold the last rank's sums: read from its slot of the window, or, in
+    /// messages, back along the ranks piece by piece (each rank receives a piece from the rank
+    /// after it, once its own send of the piece is done, and sends it on to the rank before).
+    void await_total(StepScalars& scalars) const {
+      State& s = *state_;
+      Passing& p = s.passing;
+      p.offset = 0;
+      if (s.passes_in_window) {  // each piece from the last rank's slot, once it says it is there
+        if (s.rank < s.size - 1)
+          for (std::size_t j = 0; j < p.sent.size(); ++j)
+            copy_from_window(s, p.sent[j].piece, p.sent[j].offset, j == 0 ? &scalars : nullptr, s.size - 1, back_tag);
+        p.sent.clear();
+        return;
+      }
+      if (s.rank < s.size - 1) {
+        for (std::size_t j = 0; j < p.sent.size(); ++j) {
+          Passing::Sent& sent = p.sent[j];
+          check(MPI_Wait(&sent.request, MPI_STATUS_IGNORE), "MPI_Wait");
+          check(MPI_Wait(&sent.scalars_request, MPI_STATUS_IGNORE), "MPI_Wait");
+          StepScalars* with = j == 0 ? &scalars : nullptr;  // the scalars come back with the first piece
+          receive(sent.piece, with, static_cast<int>(s.rank + 1), back_tag, s.comm);
+          if (with != nullptr) p.scalars = with->to_array();
+          if (s.rank > 0)
+            send(sent, with != nullptr ? p.scalars.data() : nullptr, static_cast<int>(s.rank - 1), back_tag, s.comm);
+        }
+      }
+      for (Passing::Sent& sent : p.sent) {
+        check(MPI_Wait(&sent.request, MPI_STATUS_IGNORE), "MPI_Wait");
+        check(MPI_Wait(&sent.scalars_request, MPI_STATUS_IGNORE), "MPI_Wait");
+      }
+      p.sent.clear();
     }
 
     /// Thread 0 of every rank after a failure: "rank r failed: what()" for the lowest rank that
@@ -219,6 +265,23 @@ struct MpiCommunicator {
       std::size_t shard = 0;  // this rank's shard holding it
       Index offset = 0, size = 0;
     };
+    // A piece of a sum passed along the ranks (pass_partial), as MPI sees it.
+    struct Piece {
+      void* data = nullptr;
+      int count = 0;
+      MPI_Datatype type = MPI_DATATYPE_NULL;
+    };
+    // The pieces passed since the last await_total, and their sends in flight.
+    struct Passing {
+      struct Sent {
+        Piece piece;
+        Index offset = 0;  // in θ
+        MPI_Request request = MPI_REQUEST_NULL, scalars_request = MPI_REQUEST_NULL;
+      };
+      std::vector<Sent> sent;
+      Index offset = 0;                 // in θ, of the next piece
+      std::array<double, 7> scalars{};  // the scalars in flight (sent with the first piece)
+    };
     struct State {
       MPI_Comm comm = MPI_COMM_NULL;    // this fit()'s duplicate of the user's communicator
       MPI_Comm node = MPI_COMM_NULL;    // the ranks of this machine, when they share a window
@@ -237,6 +300,8 @@ struct MpiCommunicator {
       std::vector<Shard> shards;            // funneled: each thread's shard, for thread 0
       std::vector<Segment> segments;        // funneled: planned at the first step
       std::vector<MPI_Comm> thread_comms;   // multiple: one communicator per thread (of across, with a window)
+      Passing passing;                      // receive_partial, pass_partial, await_total
+      bool passes_in_window = false;        // every rank on this machine, in rank order: pieces pass through the window
       State() = default;
       State(const State&) = delete;
       State& operator=(const State&) = delete;
@@ -377,7 +442,40 @@ struct MpiCommunicator {
       return high[0] == ~high[1];
     }
 
-    static constexpr int partial_tag = 17;  // receive_partial / pass_partial's messages
+    // The tags of a sum passed along the ranks: onward while it grows, back once it is complete.
+    static constexpr int onward_tag = 17, back_tag = 18;
+
+    // A piece (and the scalars, unless null) from rank `from`, in the order they were sent.
+    static void receive(const Piece& piece, StepScalars* scalars, int from, int tag, MPI_Comm comm) {
+      check(MPI_Recv(piece.data, piece.count, piece.type, from, tag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
+      if (scalars == nullptr) return;
+      std::array<double, 7> fields{};
+      check(MPI_Recv(fields.data(), 7, MPI_DOUBLE, from, tag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
+      *scalars = StepScalars::from_array(fields);
+    }
+    // A piece from rank k's slot of the window, at `offset` in θ, once k's message (the scalars,
+    // or none) says it is there.
+    static void copy_from_window(State& s, const Piece& piece, Index offset, StepScalars* scalars, Index k, int tag) {
+      std::array<double, 7> fields{};
+      check(MPI_Recv(fields.data(), scalars != nullptr ? 7 : 0, MPI_DOUBLE, static_cast<int>(k), tag, s.comm,
+                     MPI_STATUS_IGNORE),
+            "MPI_Recv");
+      check(MPI_Win_sync(s.window), "MPI_Win_sync");
+      int bytes = 0;
+      MPI_Type_size(piece.type, &bytes);
+      const auto* from = static_cast<const char*>(s.slots[static_cast<std::size_t>(k)]) + offset * bytes;
+      std::memcpy(piece.data, from, static_cast<std::size_t>(piece.count) * static_cast<std::size_t>(bytes));
+      if (scalars != nullptr) *scalars = StepScalars::from_array(fields);
+    }
+
+    // Starts sending a piece (and seven doubles of scalars, unless null) to rank `to`.
+    static void send(Passing::Sent& sent, const double* scalars, int to, int tag, MPI_Comm comm) {
+      check(MPI_Wait(&sent.request, MPI_STATUS_IGNORE), "MPI_Wait");  // its last send is done
+      check(MPI_Isend(sent.piece.data, sent.piece.count, sent.piece.type, to, tag, comm, &sent.request), "MPI_Isend");
+      if (scalars == nullptr) return;
+      check(MPI_Wait(&sent.scalars_request, MPI_STATUS_IGNORE), "MPI_Wait");
+      check(MPI_Isend(scalars, 7, MPI_DOUBLE, to, tag, comm, &sent.scalars_request), "MPI_Isend");
+    }
 
     template <class Scalar>
     static MPI_Datatype type() noexcept {
@@ -452,6 +550,10 @@ struct MpiCommunicator {
           "dptrain::MpiCommunicator: MpiThreading::multiple needs the same thread count on every rank (each "
           "thread's shard crosses on its own); use MpiThreading::funneled");
     find_machine(s);
+    // One machine with every rank, in rank order: Reproducible's sum passes through the window.
+    int in_window = s.node != MPI_COMM_NULL && s.locals == s.size && s.local == s.rank ? 1 : 0;
+    Group::check(MPI_Allreduce(MPI_IN_PLACE, &in_window, 1, MPI_INT, MPI_MIN, s.comm), "MPI_Allreduce");
+    s.passes_in_window = in_window == 1;
     // The communicator on which the gradients cross MPI: between machines only, with a window.
     const MPI_Comm crossing = s.locals > 1 ? s.across : s.comm;
     if (threading == MpiThreading::multiple && crossing != MPI_COMM_NULL) {

@@ -36,19 +36,20 @@ namespace dptrain {
  *   of its workers' share of the run's workers (shards S·w/W … S·(w+T)/W − 1 for its workers
  *   w … w+T−1 of W), its threads a contiguous part of those.
  * - The sum: Σ G = ((0 + G₀) + G₁) + … + G_{S−1}, element by element, in shard order. The first
- *   process starts it, adds its shards and passes the partial sum on to the next process, which adds
- *   its own (receive_partial, pass_partial: each process sends one vector of θ's length); the last
- *   one's sum reaches every process. The loss, samples and failures travel with it, summed in the
- *   same order.
+ *   process starts it, adds its shards and passes the partial sum on to the next process, which
+ *   adds its own (receive_partial, pass_partial, await_total: each process sends one vector of
+ *   θ's length, in 4 pieces, so that a process adds one piece while the next is on its way); the
+ *   last one's sum reaches every process. The loss, samples and failures travel with it, summed
+ *   in the same order.
  * - ‖Σ G‖² (for clipping and the non-finite check) in blocks of θ whose bounds depend on θ's
  *   length only, summed in block order; the update in those blocks, each block's bits the same
  *   whichever thread updates it.
  *
- * What it costs against EveryStepSynchronizer (benchmarks/RESULTS.md): smaller products (a shard
- * is B/S samples, not B/W), a gradient buffer and a workspace per shard instead of per thread, one
- * more pass over θ for the sum, and across processes a sum passed along the ranks in turn instead
- * of an all-reduce. The Partitioner and Aggregator policies are not used (the shards are an even
- * split, their sum is in shard order); with data sharded per process (MpiData::sharded), every
+ * What it costs against EveryStepSynchronizer (benchmarks/RESULTS.md): with as many shards as
+ * workers, nothing measurable (the MLP epoch on 2 threads or 2 ranks); more shards per worker make
+ * the products thinner (a shard is B/S samples, not B/W) and need a gradient buffer and a
+ * workspace each: 3–6 % at 2 shards per worker, 25 % or more at 4. The Partitioner and Aggregator policies are not used
+ * (the shards are an even split, their sum is in shard order); with data sharded per process (MpiData::sharded), every
  * process computes all S shards of its own minibatch, and the sum runs over the processes' shards
  * in rank order (then the bits depend on the process count, as the data do, not on the threads).
  *
@@ -85,7 +86,7 @@ struct Reproducible {
     if (step.processes() > 1 && !Step::passes_partials)
       throw invalid_argument("dptrain::Reproducible: this run's Communicator cannot sum in process order across its " +
                              std::to_string(step.processes()) +
-                             " processes (a ProcessGroup with receive_partial and pass_partial: "
+                             " processes (a ProcessGroup with receive_partial, pass_partial and await_total: "
                              "OrderedProcessGroup)");
     return Loop<Step>(step, *this);
   }
@@ -102,6 +103,7 @@ class Reproducible::Loop {
         shards_(policy.shards),
         mine_(process_shards(step, policy.shards)),
         layout_{step.theta().size(), blocks(step.theta().size())},
+        pieces_(std::min<Index>(step.processes() > 1 ? pieces_between_processes : 1, layout_.shards)),
         biases_(step.biases(layout_)),
         total_(step.theta().size()),
         block_sumsq_(static_cast<std::size_t>(layout_.shards)),
@@ -119,11 +121,14 @@ class Reproducible::Loop {
     for (Index k = 0; k < span.count; ++k) {
       const Index t = span.first + k;
       const Index computed = compute(me, span.epoch_step + k);
-      me.barrier();  // every shard of this process is done
-      const VectorMap<Scalar> total(total_.data(), total_.size());
-      step_.receive_partial(me, total, partial_);
-      add_shards(me);
-      step_.pass_partial(me, total, partial_);
+      me.barrier();                          // every shard of this process is done
+      for (Index j = 0; j < pieces_; ++j) {  // the scalars travel with the first piece
+        StepScalars* scalars = j == 0 ? &partial_ : nullptr;
+        step_.receive_partial(me, piece(j), scalars);
+        add_shards(me, j);
+        step_.pass_partial(me, piece(j), scalars);
+      }
+      step_.await_total(me, partial_);
       for (Index b = blocks_of(me).begin; b < blocks_of(me).end(); ++b) {
         const IndexRange r = layout_.shard(b);
         block_sumsq_[static_cast<std::size_t>(b)] =
@@ -148,6 +153,9 @@ class Reproducible::Loop {
   }
 
  private:
+  // Between processes the sum travels in pieces, so that each adds one while the next is on its way.
+  static constexpr Index pieces_between_processes = 4;
+
   // Blocks of θ for the sum's norm and the update: whole cache lines, at least 64 of them, at most
   // 256 blocks. Their bounds depend on θ's length only.
   static Index blocks(Index n) noexcept {
@@ -163,12 +171,21 @@ class Reproducible::Loop {
   }
 
   // Thread me's part of this process's shards (as local indices) and of θ's blocks.
-  [[nodiscard]] IndexRange shards_of(const TeamMember& me) const noexcept {
-    const Index begin = mine_.size * me.rank / me.size, end = mine_.size * (me.rank + 1) / me.size;
+  [[nodiscard]] IndexRange shards_of(const TeamMember& me) const noexcept { return part(mine_.size, me); }
+  [[nodiscard]] IndexRange blocks_of(const TeamMember& me) const noexcept { return part(layout_.shards, me); }
+  // Blocks of piece j of the sum (as it travels along the processes), and its elements.
+  [[nodiscard]] IndexRange piece_blocks(Index j) const noexcept {
+    const Index begin = layout_.shards * j / pieces_, end = layout_.shards * (j + 1) / pieces_;
     return {begin, end - begin};
   }
-  [[nodiscard]] IndexRange blocks_of(const TeamMember& me) const noexcept {
-    const Index begin = layout_.shards * me.rank / me.size, end = layout_.shards * (me.rank + 1) / me.size;
+  [[nodiscard]] VectorMap<Scalar> piece(Index j) noexcept {
+    const IndexRange blocks = piece_blocks(j);
+    const Index begin = layout_.shard(blocks.begin).begin, end = layout_.shard(blocks.end() - 1).end();
+    return {total_.data() + begin, end - begin};
+  }
+  // Thread me's part of n items.
+  static IndexRange part(Index n, const TeamMember& me) noexcept {
+    const Index begin = n * me.rank / me.size, end = n * (me.rank + 1) / me.size;
     return {begin, end - begin};
   }
 
@@ -189,17 +206,19 @@ class Reproducible::Loop {
     return samples;
   }
 
-  // This process's shards added to the partial sum in shard order, each thread on its blocks
-  // (the first process starts it from zero); thread 0 adds their scalars, and the hooks'.
-  void add_shards(const TeamMember& me) {
+  // This process's shards added to piece j of the partial sum in shard order, each thread on its
+  // part of the piece's blocks (the first process starts it from zero); with the first piece
+  // thread 0 adds their scalars, and the hooks'.
+  void add_shards(const TeamMember& me, Index j) {
     const bool first = step_.process() == 0;
-    for (Index b = blocks_of(me).begin; b < blocks_of(me).end(); ++b) {
+    const IndexRange blocks = piece_blocks(j), mine = part(blocks.size, me);
+    for (Index b = blocks.begin + mine.begin; b < blocks.begin + mine.end(); ++b) {
       const IndexRange r = layout_.shard(b);
       auto sum = VectorMap<Scalar>(total_.data() + r.begin, r.size);
       if (first) sum.setZero();
       for (auto& state : states_) sum += state.gradient().segment(r.begin, r.size);
     }
-    if (me.rank == 0) {
+    if (me.rank == 0 && j == 0) {
       if (first) partial_ = {};
       partial_ += step_.hook_scalars();
       for (const StepScalars& shard : shard_scalars_) partial_ += shard;
@@ -220,6 +239,7 @@ class Reproducible::Loop {
   Index shards_;
   IndexRange mine_;              // this process's shards
   ShardLayout<Scalar> layout_;   // θ's blocks
+  Index pieces_;                 // pieces of the sum, as it passes along the processes
   Biases biases_;                // each block's biases
   AlignedBuffer<Scalar> total_;  // Σ G: the partial sum, then the total
   std::vector<double> block_sumsq_;

@@ -55,7 +55,8 @@ struct Share {
  *   `Step::Buffer` (a data set's gather buffer);
  * - `Step::state_slots`: the optimizer's state vectors (0: stateless, e.g. Sgd);
  * - `Step::passes_partials`: the Communicator's groups pass partial sums along the processes
- *   (OrderedProcessGroup), which receive_partial and pass_partial need with several processes;
+ *   (OrderedProcessGroup), which receive_partial, pass_partial and await_total need with several
+ *   processes;
  * - `Step::adaptive_partitioner`: the Partitioner learns from each step's loads (AdaptivePartitioner),
  *   at `wait_for_workers()` (a loop without that barrier cannot let it act);
  * - `options()`, `processes()` (the run's processes), `process()` (this one, from 0), `workers()` (the workers that
@@ -109,12 +110,16 @@ concept StepQueries = requires(Step& s, const Step& c, const TeamMember& me, Ind
  *   of a state vector); returns this thread's shard of the sum, elements `shard(me)`. The
  *   vectors are summed in place and read by other threads until the next barrier.
  * - `sum_scalars(me, mine)`: any StepScalars summed over the team and the processes (no gradient).
- * - `receive_partial(me, v, scalars)` and `pass_partial(me, v, scalars)`: a sum in process order,
- *   for a loop whose sums must not depend on the process count (Reproducible). Between the two the
- *   team adds its process's terms to v (θ's length) and `scalars` (thread 0's to write). The first
- *   returns once they hold what the process before passed on (in the first process: at once, as
- *   they are); the second is a barrier, then passes them on to the next process, and returns once
- *   every process holds the last one's. With one process, only the barrier.
+ * - A sum in process order, for a loop whose sums must not depend on the process count
+ *   (Reproducible), in pieces of a vector v so that the processes work on different pieces at
+ *   once: for each piece, in the same order on every process, `receive_partial(me, piece,
+ *   scalars)`, the team adds its process's terms to the piece (and thread 0 to `*scalars`), then
+ *   `pass_partial(me, piece, scalars)`; after the last piece `await_total(me, scalars)`.
+ *   `receive_partial` returns once the piece (and `*scalars`, unless null) holds what the process
+ *   before passed on (in the first process: at once, as they are); `pass_partial` is a barrier,
+ *   then passes them on to the next process without waiting; `await_total` returns once every
+ *   piece and the scalars hold the last process's sums, on every process. With one process,
+ *   `pass_partial` is the barrier and the others do nothing.
  */
 template <class Step>
 concept CollectiveStepParts = requires(Step& s, const TeamMember& me, VectorMap<typename Step::Scalar> v,
@@ -132,8 +137,9 @@ concept CollectiveStepParts = requires(Step& s, const TeamMember& me, VectorMap<
   { s.finish(me, span, i, true) } -> std::same_as<const StepOutcome&>;
   { s.sum_vectors(me, v) } -> std::same_as<VectorMap<typename Step::Scalar>>;
   { s.sum_scalars(me, scalars) } -> std::same_as<StepScalars>;
-  s.receive_partial(me, v, partial);
-  s.pass_partial(me, v, partial);
+  s.receive_partial(me, v, &partial);
+  s.pass_partial(me, v, &scalars);
+  s.await_total(me, partial);
 };
 
 /**
@@ -240,8 +246,9 @@ struct StepArchetype {
   const StepOutcome& finish(const TeamMember&, const StepSpan&, Index, bool = false) { return outcome_; }
   VectorMap<float> sum_vectors(const TeamMember&, VectorMap<float> v) { return v; }
   StepScalars sum_scalars(const TeamMember&, const StepScalars& mine) { return mine; }
-  void receive_partial(const TeamMember&, VectorMap<float>, StepScalars&) {}
-  void pass_partial(const TeamMember&, VectorMap<float>, StepScalars&) {}
+  void receive_partial(const TeamMember&, VectorMap<float>, StepScalars*) {}
+  void pass_partial(const TeamMember&, VectorMap<float>, const StepScalars*) {}
+  void await_total(const TeamMember&, StepScalars&) {}
 
   [[nodiscard]] WorkerState make_worker(Index, Index) const { return {}; }
   [[nodiscard]] Buffer make_buffer(Index) const { return {}; }

@@ -264,25 +264,34 @@ class TrainingStep {
     return totals;
   }
 
-  /// Returns once v and scalars hold what the process before passed on (the first process's: at
-  /// once); thread 0 receives them while the team waits, all of it a wait for the processes before.
-  void receive_partial(const TeamMember& me, VectorMap<Scalar> v, StepScalars& scalars) {
+  /// Returns once the piece (and *scalars, unless null) hold what the process before passed on
+  /// (the first process's: at once); thread 0 receives while the team waits: a wait for the
+  /// processes before.
+  void receive_partial(const TeamMember& me, VectorMap<Scalar> piece, StepScalars* scalars) {
     if constexpr (passes_partials) {
       if (group_.rank() > 0) {
-        if (me.rank == 0) group_.receive_partial(v, scalars);
+        if (me.rank == 0) group_.receive_partial(piece, scalars);
         me.barrier();
       }
     }
     charge(me, &WorkerReport::wait);
   }
 
-  /// A barrier, then v and scalars on to the next process; returns once every process holds the
-  /// last one's (with one process: the barrier only).
-  void pass_partial(const TeamMember& me, VectorMap<Scalar> v, StepScalars& scalars) {
+  /// A barrier, then thread 0 starts passing the piece (and *scalars) on to the next process.
+  void pass_partial(const TeamMember& me, VectorMap<Scalar> piece, const StepScalars* scalars) {
     me.barrier();
     if constexpr (passes_partials) {
+      if (group_.size() > 1 && me.rank == 0) group_.pass_partial(piece, scalars);
+    }
+    charge(me, &WorkerReport::aggregate);
+  }
+
+  /// Returns once every piece passed since the last call, and `scalars`, hold the last process's
+  /// sums (with one process: at once).
+  void await_total(const TeamMember& me, StepScalars& scalars) {
+    if constexpr (passes_partials) {
       if (group_.size() > 1) {
-        if (me.rank == 0) group_.pass_partial(v, scalars);
+        if (me.rank == 0) group_.await_total(scalars);
         me.barrier();
       }
     }
