@@ -737,3 +737,18 @@ TEST_CASE("MpiCommunicator: Reproducible with sharded data gives the same bytes 
   CHECK(same_bytes(train(2), one));
   CHECK(same_bytes(train(3), one));
 }
+
+TEST_CASE("MpiCommunicator: under Reproducible an exception on one rank ends fit() on every rank",
+          "[mpi][reproducible]") {
+  const auto data = test::linear_data<double>(64, 3, 1);
+  FailingOnRank model(3, world_size() - 1);
+  dptrain::Vector<double> theta = model.init_parameters();
+  dptrain::DataParallelTrainer trainer({.threads = 2, .batch_size = 16, .epochs = 5}, dptrain::Sgd{.lr = 0.01},
+                                       dptrain::Reproducible{.shards = 8}, dptrain::MpiCommunicator{});
+  if (world_rank() == world_size() - 1)
+    CHECK_THROWS_AS(trainer.fit(model, theta, data), Boom);
+  else
+    CHECK_THROWS_WITH(trainer.fit(model, theta, data),
+                      Contains("rank " + std::to_string(world_size() - 1) + " failed: boom on rank " +
+                               std::to_string(world_size() - 1)));
+}

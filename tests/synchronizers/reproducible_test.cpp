@@ -9,6 +9,7 @@
 
 #include "dptrain/dptrain.hpp"
 #include "support/data.hpp"
+#include "support/faults.hpp"
 
 using dptrain::Index;
 
@@ -95,6 +96,54 @@ TEST_CASE("Reproducible: each step is the synchronous step, equal to EveryStepSy
   Index samples = 0;
   for (const dptrain::WorkerReport& worker : report.workers) samples += worker.samples;
   CHECK(samples == report.samples);
+}
+
+TEST_CASE("Reproducible: a shard that throws at step 7 leaves fit() with its exception, theta as after step 6",
+          "[synchronizers][trainer][reproducible][faults]") {
+  // Row 100 of unshuffled data is in the seventh minibatch of 16: step 7 fails.
+  auto data = test::linear_data<double>(160, 3, 1);
+  data.features(100, 0) = test::ThrowsOnMarkedRow::marker();
+  const test::ThrowsOnMarkedRow model(3, "shard failed");
+  const dptrain::TrainerOptions options{.threads = 3, .batch_size = 16, .epochs = 2, .shuffle = false};
+  dptrain::Vector<double> theta = model.init_parameters();
+  CHECK_THROWS_WITH(dptrain::DataParallelTrainer(options, dptrain::Adam{.lr = 0.01}, dptrain::Reproducible{.shards = 4})
+                        .fit(model, theta, data),
+                    "shard failed");
+  dptrain::TrainerOptions six = options;
+  six.max_steps = 6;
+  dptrain::Vector<double> expected = model.init_parameters();
+  dptrain::DataParallelTrainer(six, dptrain::Adam{.lr = 0.01}, dptrain::Reproducible{.shards = 4})
+      .fit(model, expected, data);
+  CHECK((theta.array() == expected.array()).all());
+}
+
+TEST_CASE("Reproducible: a callback that stops at step 9 ends training there, on every thread count",
+          "[synchronizers][trainer][reproducible]") {
+  struct StopAtNine {
+    dptrain::Index seen = 0;
+    bool on_step_end(dptrain::TrainContext<float>& ctx) {
+      ++seen;
+      return ctx.step == 9;
+    }
+  };
+  const auto data = test::cluster_data<float>(203, 10, 4, 3);
+  const dptrain::Mlp<float> mlp({10, 12, 4});
+  dptrain::TrainerOptions options = reproducible_options(1);
+  options.max_steps = 9;
+  dptrain::Vector<float> expected = mlp.init_parameters(7);
+  dptrain::DataParallelTrainer(options, dptrain::Adam{.lr = 0.01}, dptrain::Reproducible{.shards = 6})
+      .fit(mlp, expected, data);
+  for (const Index threads : {1, 3}) {
+    StopAtNine stop;
+    dptrain::Vector<float> theta = mlp.init_parameters(7);
+    const dptrain::FitReport report =
+        dptrain::DataParallelTrainer(reproducible_options(threads), dptrain::Adam{.lr = 0.01},
+                                     dptrain::Reproducible{.shards = 6})
+            .fit(mlp, theta, data, stop);
+    CHECK(report.steps == 9);
+    CHECK(stop.seen == 9);
+    CHECK(same_bytes(theta, expected));
+  }
 }
 
 TEST_CASE("Reproducible: bad settings are refused before the first step", "[synchronizers][trainer][reproducible]") {
