@@ -546,7 +546,8 @@ concept ProcessGroup = requires(const G& g, const TeamMember& me, VectorMap<floa
  * @brief A ProcessGroup that can also sum in process order (optional: Reproducible needs it with
  * several processes): a partial sum travels from process 0 to the last, each adding its terms,
  * so the sum's rounding depends on the order of the terms only, never on the process count.
- * Each process sends one vector of θ's length: the volume of a reduce-scatter, not a gather.
+ * Each process sends one vector of θ's length onward and receives the total back, the volumes
+ * of a reduce-scatter and an all-gather; no process gathers every term.
  *
  * The sum travels in pieces of v, so that process r adds piece j while piece j + 1 is on its way
  * to it and piece j − 1 on its way onwards.

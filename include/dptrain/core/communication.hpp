@@ -5,8 +5,12 @@
 #include <array>
 #include <bit>
 #include <cstdint>
+#include <initializer_list>
+#include <string>
 #include <string_view>
+#include <vector>
 
+#include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
 
 namespace dptrain {
@@ -115,9 +119,8 @@ struct RunSignature {
   };
 
   /// The fields every process must have equal (all but `refused`), in declaration order, with
-  /// `samples` called `samples_name` (a sharded run says more, and empties data_checksum): `MpiCommunicator` compares
-  /// them with two reductions (the minimum and the maximum) and names those that differ; another transport reuses the
-  /// list.
+  /// `samples` called `samples_name` (a sharded run says more, and empties data_checksum): RunAgreement, below,
+  /// compares them across processes.
   [[nodiscard]] std::array<Field, 21> fields(const char* samples_name = "data set size") const noexcept {
     const auto value = [](auto v) { return static_cast<std::uint64_t>(v); };
     return {{{"theta's length", value(parameters)},
@@ -150,6 +153,55 @@ struct RunSignature {
     for (const char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
     return h;
   }
+};
+
+/**
+ * @brief How a multi-process communicator agrees on a run in connect(), whatever carries its
+ * messages: RunSignature's fields, the transport's own (its options), and whether this process
+ * refused its run, as 64-bit values. The transport reduces `low()` to their minimum and `high()`
+ * to their maximum over the processes, in place (MpiCommunicator: two MPI_Allreduce), and then
+ * `check()` throws the same sentence on every process if they differ.
+ *
+ * @code
+ * dptrain::RunAgreement agreement(run, "data set size", {{"MyTransport::compression", level}});
+ * // … all-reduce agreement.low() (minimum) and agreement.high() (maximum) …
+ * agreement.check("dptrain::MyTransport");
+ * @endcode
+ */
+class RunAgreement {
+ public:
+  /// @param samples_name what RunSignature::fields calls the data set's size
+  RunAgreement(const RunSignature& run, const char* samples_name, std::initializer_list<RunSignature::Field> own) {
+    for (const RunSignature::Field& field : run.fields(samples_name)) add(field);
+    for (const RunSignature::Field& field : own) add(field);
+    add({"refused", run.refused ? 1U : 0U});  // last: check() reads it first
+    high_ = low_;
+  }
+
+  /// Every process's values, to reduce in place: to their minimum, and to their maximum.
+  [[nodiscard]] std::vector<std::uint64_t>& low() noexcept { return low_; }
+  [[nodiscard]] std::vector<std::uint64_t>& high() noexcept { return high_; }
+
+  /// Once reduced: throws dptrain::invalid_argument if a process refused its run, or naming the
+  /// fields that differ ("`who`: the ranks run different configurations: batch_size differ").
+  void check(const std::string& who) const {
+    if (high_.back() != 0)  // that process's fit() throws its own reason
+      throw invalid_argument(who + ": another rank refused its model, data or options (its fit() throws why)");
+    std::string differ;
+    for (std::size_t i = 0; i < names_.size(); ++i)
+      if (low_[i] != high_[i]) differ += std::string(differ.empty() ? "" : ", ") + names_[i];
+    if (!differ.empty())
+      throw invalid_argument(who + ": the ranks run different configurations: " + differ + " differ");
+  }
+
+ private:
+  void add(const RunSignature::Field& field) {
+    names_.push_back(field.name);
+    low_.push_back(field.value);
+  }
+
+  std::vector<const char*> names_;
+  std::vector<std::uint64_t> low_, high_;
 };
 
 }  // namespace dptrain

@@ -596,37 +596,26 @@ struct MpiCommunicator {
   // Every rank: the minimum and maximum of each field over the ranks; a field whose two differ
   // is named in the exception, thrown on every rank alike.
   void compare_runs(MPI_Comm comm, const RunSignature& run, int thread_level) const {
-    const auto value = [](auto v) { return static_cast<unsigned long long>(v); };
-    const unsigned long long node_kind = node == MPI_COMM_NULL ? 0 : node == MPI_COMM_SELF ? 1 : 2;
-    std::vector<std::pair<const char*, unsigned long long>> fields;
+    const auto value = [](auto v) { return static_cast<std::uint64_t>(v); };
+    const std::uint64_t node_kind = node == MPI_COMM_NULL ? 0 : node == MPI_COMM_SELF ? 1 : 2;
     RunSignature compared = run;
     if (data == MpiData::sharded) compared.data_checksum = {};  // every rank's shard is its own
-    for (const RunSignature::Field& field : compared.fields(
-             data == MpiData::sharded ? "data set size (every rank's shard must have as many rows: see shard_of)"
-                                      : "data set size"))
-      fields.emplace_back(field.name, field.value);
-    fields.insert(fields.end(), {{"MpiCommunicator::threading", value(threading)},
-                                 {"MpiCommunicator::check_replicas_every", value(check_replicas_every)},
-                                 {"MpiCommunicator::data", value(data)},
-                                 {"MpiCommunicator::node (MPI_COMM_NULL, MPI_COMM_SELF or a communicator)", node_kind},
-                                 {"MPI thread level", value(thread_level)},
-                                 {"refused", value(run.refused)}});
-    const int count = static_cast<int>(fields.size());
-    std::vector<unsigned long long> low, high;
-    for (const auto& field : fields) low.push_back(field.second);
-    high = low;
-    Group::check(MPI_Allreduce(MPI_IN_PLACE, low.data(), count, MPI_UNSIGNED_LONG_LONG, MPI_MIN, comm),
-                 "MPI_Allreduce");
-    Group::check(MPI_Allreduce(MPI_IN_PLACE, high.data(), count, MPI_UNSIGNED_LONG_LONG, MPI_MAX, comm),
-                 "MPI_Allreduce");
-    if (high.back() != 0)  // a rank refused its run: its fit() throws why
-      throw invalid_argument(
-          "dptrain::MpiCommunicator: another rank refused its model, data or options (its fit() throws why)");
-    std::string differ;
-    for (std::size_t i = 0; i < fields.size(); ++i)
-      if (low[i] != high[i]) differ += std::string(differ.empty() ? "" : ", ") + fields[i].first;
-    if (!differ.empty())
-      throw invalid_argument("dptrain::MpiCommunicator: the ranks run different configurations: " + differ + " differ");
+    RunAgreement agreement(compared,
+                           data == MpiData::sharded
+                               ? "data set size (every rank's shard must have as many rows: see shard_of)"
+                               : "data set size",
+                           {{"MpiCommunicator::threading", value(threading)},
+                            {"MpiCommunicator::check_replicas_every", value(check_replicas_every)},
+                            {"MpiCommunicator::data", value(data)},
+                            {"MpiCommunicator::node (MPI_COMM_NULL, MPI_COMM_SELF or a communicator)", node_kind},
+                            {"MPI thread level", value(thread_level)}});
+    const auto reduce = [&](std::vector<std::uint64_t>& values, MPI_Op op) {
+      Group::check(MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T, op, comm),
+                   "MPI_Allreduce");
+    };
+    reduce(agreement.low(), MPI_MIN);
+    reduce(agreement.high(), MPI_MAX);
+    agreement.check("dptrain::MpiCommunicator");
   }
 };
 
