@@ -156,8 +156,8 @@ class Reproducible::Loop {
   // Between processes the sum travels in pieces, so that each adds one while the next is on its way.
   static constexpr Index pieces_between_processes = 4;
 
-  // Blocks of θ for the sum's norm and the update: whole cache lines, at least 64 of them, at most
-  // 256 blocks. Their bounds depend on θ's length only.
+  // Blocks of θ for the sum, its norm and the update: at most 256, each of 64 whole cache lines or
+  // more (one block for a shorter θ). Their bounds depend on θ's length only.
   static Index blocks(Index n) noexcept {
     const Index lines = (n + ShardLayout<Scalar>::line - 1) / ShardLayout<Scalar>::line;
     return std::clamp<Index>(lines / 64, 1, 256);
