@@ -81,7 +81,9 @@ concept ValidatesData = requires(const M& m, const typename M::batch_type& batch
  * Optional: `std::vector<IndexRange> bias_ranges() const`, the parts of θ that are biases
  * (DeclaresBiases), which an optimizer with `decay_biases = false` does not decay;
  * `loss_and_gradient_overwrite(…)`, which writes the gradient instead of adding it
- * (OverwritesGradient), saving the worker a pass that zeroes it.
+ * (OverwritesGradient), saving the worker a pass that zeroes it; `gradient_support(batch, visit)`,
+ * the coordinates of θ a batch's gradient can touch (SparseGradient), with which Hogwild! writes
+ * only those.
  *
  * Calls are made concurrently from several threads, each with its own workspace and gradient.
  *
@@ -175,6 +177,43 @@ concept OverwritesGradient = Model<M> &&
     requires(const M& m, ConstVectorRef<typename M::scalar_type> theta, const typename M::batch_type& batch,
              VectorRef<typename M::scalar_type> grad, typename M::workspace_type& ws) {
   { m.loss_and_gradient_overwrite(theta, batch, grad, ws) } -> std::same_as<typename M::scalar_type>;
+};
+
+namespace detail {
+// A visitor of θ's coordinates, to check SparseGradient with.
+struct CoordinateProbe {
+  void operator()(Index) const {}
+};
+}  // namespace detail
+
+/**
+ * @brief A model whose gradient on a batch is zero outside a set of θ's coordinates it can name,
+ * and whose loss on that batch reads θ only there: `m.gradient_support(batch, visit)` calls
+ * `visit(i)` for each such coordinate i (in any order, repeats allowed), before the gradient is
+ * computed. Allocates nothing.
+ *
+ * Optional for a Model: the sparse linear models have it (the columns a batch's rows store, and
+ * the biases). Hogwild! uses it to read and write only those coordinates of θ for each
+ * micro-batch, in O(stored entries) instead of O(θ's length), so threads whose micro-batches
+ * touch different features do not overwrite each other's updates. A coordinate missing from the
+ * support would be read stale and its gradient lost: the model's test checks the support against
+ * the gradient.
+ *
+ * @code
+ * // SparseGradient: the Line, whose batch touches w only if some row's feature is nonzero.
+ * struct SparseLine : Line {
+ *   template <class Visit>
+ *   void gradient_support(const batch_type& b, Visit&& visit) const {
+ *     if ((b.features.col(0).array() != 0.0).any()) visit(dptrain::Index{0});
+ *   }
+ * };
+ * static_assert(dptrain::SparseGradient<SparseLine>);
+ * @endcode
+ */
+template <class M>
+concept SparseGradient = Model<M> &&
+    requires(const M& m, const typename M::batch_type& batch, detail::CoordinateProbe visit) {
+  m.gradient_support(batch, visit);
 };
 
 /**

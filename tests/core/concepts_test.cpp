@@ -75,6 +75,16 @@ struct OverwritingLine : Line {
 static_assert(dptrain::OverwritesGradient<OverwritingLine>);
 static_assert(!dptrain::OverwritesGradient<Line>);
 
+// SparseGradient: the Line, whose batch touches w only if some row's feature is nonzero.
+struct SparseLine : Line {
+  template <class Visit>
+  void gradient_support(const batch_type& b, Visit&& visit) const {
+    if ((b.features.col(0).array() != 0.0).any()) visit(dptrain::Index{0});
+  }
+};
+static_assert(dptrain::SparseGradient<SparseLine>);
+static_assert(!dptrain::SparseGradient<Line>);
+
 // DatasetOf: DenseDataset is the usual one; any type with these members is a data set.
 static_assert(dptrain::DatasetOf<dptrain::DenseDataset<double>, Line::batch_type>);
 
@@ -215,6 +225,23 @@ TEST_CASE("concepts: each concept's documented example trains", "[core]") {
   CHECK(report.steps == 160);
   CHECK(report.workers[0].samples == 64 * 40);  // the first worker took every sample
   CHECK(report.workers[1].samples == 0);
+  CHECK(w[0] == Approx(2.0).epsilon(1e-6));
+}
+
+TEST_CASE("concepts: the SparseGradient example trains under Hogwild!, which skips its untouched w", "[core]") {
+  using namespace concepts_examples;
+  // Rows 0–31 have x = 0: a micro-batch of them touches nothing, and leaves w as it is.
+  dptrain::RowMatrix<double> x = dptrain::RowMatrix<double>::Zero(64, 1);
+  dptrain::Vector<double> y = dptrain::Vector<double>::Zero(64);
+  for (dptrain::Index i = 32; i < 64; ++i) {
+    x(i, 0) = 0.5 + 0.01 * static_cast<double>(i);
+    y[i] = 2 * x(i, 0);
+  }
+  const dptrain::DenseDataset<double> data{.features = x, .targets = y};
+  dptrain::Vector<double> w = dptrain::Vector<double>::Zero(1);
+  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 16, .epochs = 40}, dptrain::Sgd{.lr = 0.5},
+                               dptrain::Hogwild{})
+      .fit(SparseLine{}, w, data);
   CHECK(w[0] == Approx(2.0).epsilon(1e-6));
 }
 

@@ -33,6 +33,16 @@ TEMPLATE_TEST_CASE("SparseLogisticRegression: loss and gradient equal LogisticRe
   }
 }
 
+TEMPLATE_TEST_CASE("SparseLogisticRegression: gradient_support names every coordinate a batch touches", "[models]",
+                   float, double) {
+  static_assert(dptrain::SparseGradient<SparseLogisticRegression<TestType>>);
+  test::SparseAndDense<TestType> data(37, 15, 0.2, 2, 17);
+  const SparseLogisticRegression<TestType> model(15);
+  const Vector<TestType> theta = dptrain::test::random_vector<TestType>(16, 0.5, 18);
+  data.for_each_batch([&](const auto& s, const auto&) { test::require_support_holds(model, theta, s, 1, 1); });
+  test::require_support_holds(model, theta, data.sparse.rows(0, 0), 1, 1);
+}
+
 TEMPLATE_TEST_CASE("SparseLogisticRegression: the gradient passes gradient_check", "[models]", float, double) {
   const auto data = test::random_sparse<TestType>(8, 10, 0.4, 2, 13);
   const SparseLogisticRegression<TestType> model(10);

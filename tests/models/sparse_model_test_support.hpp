@@ -37,6 +37,40 @@ void require_matches_dense(const Sparse& sparse, const Dense& dense,
   CHECK((sparse_grad - dense_grad).norm() <= tol * std::max(Scalar(1), dense_grad.norm()));
 }
 
+/// gradient_support (SparseGradient) on `batch`: the gradient is zero outside the visited
+/// coordinates, and the loss and gradient do not change when θ changes there; a batch of
+/// `stored` entries visits at most `stored · per_entry + biases` coordinates (repeats included).
+template <class M>
+void require_support_holds(const M& model, const dptrain::Vector<typename M::scalar_type>& theta,
+                           const typename M::batch_type& batch, dptrain::Index per_entry, dptrain::Index biases) {
+  using Scalar = typename M::scalar_type;
+  static_assert(dptrain::SparseGradient<M>);
+  const dptrain::Index n = model.num_parameters();
+  std::vector<bool> in_support(static_cast<std::size_t>(n), false);
+  dptrain::Index visits = 0;
+  model.gradient_support(batch, [&](dptrain::Index i) {
+    REQUIRE(i >= 0);
+    REQUIRE(i < n);
+    in_support[static_cast<std::size_t>(i)] = true;
+    ++visits;
+  });
+  const dptrain::Index stored =
+      batch.size() == 0 ? 0 : batch.features.outerIndexPtr()[batch.size()] - batch.features.outerIndexPtr()[0];
+  INFO(batch.size() << " rows, " << stored << " stored entries");
+  CHECK(visits == (batch.size() == 0 ? 0 : stored * per_entry + biases));
+  auto ws = model.make_workspace(std::max<dptrain::Index>(1, batch.size()));
+  dptrain::Vector<Scalar> grad = dptrain::Vector<Scalar>::Zero(n);
+  const Scalar loss = model.loss_and_gradient(theta, batch, grad, ws);
+  dptrain::Vector<Scalar> moved = theta, moved_grad = dptrain::Vector<Scalar>::Zero(n);
+  for (dptrain::Index i = 0; i < n; ++i) {
+    if (in_support[static_cast<std::size_t>(i)]) continue;
+    CHECK(grad[i] == Scalar(0));
+    moved[i] += Scalar(1);
+  }
+  CHECK(model.loss_and_gradient(moved, batch, moved_grad, ws) == loss);
+  CHECK(moved_grad == grad);
+}
+
 /// The batches to compare on: all rows, a block in the middle, one row, a gathered shuffle.
 template <class Scalar>
 struct SparseAndDense {

@@ -64,6 +64,16 @@ TEMPLATE_TEST_CASE("SparseSoftmaxRegression: loss and gradient equal SoftmaxRegr
   }
 }
 
+TEMPLATE_TEST_CASE("SparseSoftmaxRegression: gradient_support names every coordinate a batch touches", "[models]",
+                   float, double) {
+  static_assert(dptrain::SparseGradient<SparseSoftmaxRegression<TestType>>);
+  test::SparseAndDense<TestType> data(43, 17, 0.2, 4, 23);
+  const SparseSoftmaxRegression<TestType> model(17, 4);
+  const Vector<TestType> theta = dptrain::test::random_vector<TestType>(18 * 4, 0.5, 24);
+  data.for_each_batch([&](const auto& s, const auto&) { test::require_support_holds(model, theta, s, 4, 4); });
+  test::require_support_holds(model, theta, data.sparse.rows(0, 0), 4, 4);
+}
+
 TEMPLATE_TEST_CASE("SparseSoftmaxRegression: the gradient passes gradient_check", "[models]", float, double) {
   const auto data = test::random_sparse<TestType>(8, 7, 0.4, 3, 23);
   const SparseSoftmaxRegression<TestType> model(7, 3);

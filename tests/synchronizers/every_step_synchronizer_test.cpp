@@ -84,7 +84,9 @@ static_assert(dptrain::Synchronizer<AverageEveryStep>);
 
 }  // namespace
 
-// The library's loops call nothing beyond StepParts: they build against a step that has nothing else.
+// The library's loops call nothing beyond StepParts: they build against a step that has nothing else,
+// whose model has the optional members a loop may ask for (so Hogwild!'s sparse path builds too).
+static_assert(dptrain::SparseGradient<dptrain::detail::StepArchetype::Model>);
 template struct dptrain::EveryStepSynchronizer::Loop<dptrain::detail::StepArchetype>;
 template class dptrain::BackupWorkers::Loop<dptrain::detail::StepArchetype>;
 template class dptrain::LocalSgd::Loop<dptrain::detail::StepArchetype>;

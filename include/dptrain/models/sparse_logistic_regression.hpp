@@ -99,6 +99,20 @@ class SparseLogisticRegression {
     return loss;
   }
 
+  /**
+   * @brief Calls `visit(i)` for each coordinate of θ that the batch's gradient can touch and its
+   * loss reads (SparseGradient): the column of each stored entry (repeats included) and b. An
+   * empty batch visits nothing. O(stored entries); allocates nothing.
+   */
+  template <class Visit>
+  void gradient_support(const batch_type& batch, Visit&& visit) const {
+    if (batch.size() == 0) return;
+    const Index* inner = batch.features.innerIndexPtr();
+    const Index* outer = batch.features.outerIndexPtr();
+    for (Index k = outer[0]; k < outer[batch.size()]; ++k) visit(inner[k]);
+    visit(inputs_);
+  }
+
   /// Σᵢ ℓ(xᵢ, yᵢ; θ). Allocates nothing. @throws as loss_and_gradient().
   [[nodiscard]] Scalar loss(ConstVectorRef<Scalar> theta, const batch_type& batch, Workspace& ws) const {
     const Index m = batch.size();

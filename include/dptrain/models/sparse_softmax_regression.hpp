@@ -110,6 +110,22 @@ class SparseSoftmaxRegression {
     return loss;
   }
 
+  /**
+   * @brief Calls `visit(i)` for each coordinate of θ that the batch's gradient can touch and its
+   * loss reads (SparseGradient): for the column j of each stored entry (repeats included) W's
+   * row j, θ[j·k … j·k + k − 1], then b. An empty batch visits nothing. O(stored entries · k);
+   * allocates nothing.
+   */
+  template <class Visit>
+  void gradient_support(const batch_type& batch, Visit&& visit) const {
+    if (batch.size() == 0) return;
+    const Index* inner = batch.features.innerIndexPtr();
+    const Index* outer = batch.features.outerIndexPtr();
+    for (Index k = outer[0]; k < outer[batch.size()]; ++k)
+      for (Index c = 0; c < classes_; ++c) visit(inner[k] * classes_ + c);
+    for (Index c = 0; c < classes_; ++c) visit(inputs_ * classes_ + c);
+  }
+
   /// Σᵢ ℓ(xᵢ, yᵢ; θ). Allocates nothing. @throws as loss_and_gradient().
   [[nodiscard]] Scalar loss(ConstVectorRef<Scalar> theta, const batch_type& batch, Workspace& ws) const {
     const Index m = batch.size();

@@ -7,6 +7,7 @@
 #include <concepts>
 #include <exception>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "dptrain/core/aligned_buffer.hpp"
@@ -15,6 +16,7 @@
 #include "dptrain/core/report.hpp"
 #include "dptrain/core/team_member.hpp"
 #include "dptrain/core/types.hpp"
+#include "dptrain/optimizers/sgd.hpp"
 #include "dptrain/trainer/trainer_options.hpp"
 
 namespace dptrain {
@@ -42,6 +44,16 @@ struct Share {
       0;  ///< 0: worker `index`'s micro-batch as the Partitioner cuts it; else chunk `index` of this many even parts
 };
 
+namespace detail {
+// A function from a micro-batch to the θ to run it at, to check the gradient part with.
+template <class Step>
+struct ThetaForBatch {
+  ConstVectorMap<typename Step::Scalar> operator()(const typename Step::Model::batch_type&) const {
+    return {nullptr, 0};
+  }
+};
+}  // namespace detail
+
 /**
  * @name The step's parts
  * What a Synchronizer's loop may call on the `Step& step` that `start(step)` receives, in three
@@ -52,7 +64,8 @@ struct Share {
 /**
  * @brief What a loop may ask before it starts (and refuse: a throw from `start()` is fit()'s).
  * - `Step::Scalar`, `Step::WorkerState` (a Worker policy's state: `gradient()`, …),
- *   `Step::Buffer` (a data set's gather buffer);
+ *   `Step::Buffer` (a data set's gather buffer), `Step::Model` and `Step::Optimizer` (the fit's
+ *   Model and Optimizer types);
  * - `Step::state_slots`: the optimizer's state vectors (0: stateless, e.g. Sgd);
  * - `Step::passes_partials`: the Communicator's groups pass partial sums along the processes
  *   (OrderedProcessGroup), which receive_partial, pass_partial and await_total need with several
@@ -65,13 +78,16 @@ struct Share {
  * and leaves its result in it), `optimizer_state()` (the trainer's state, Step::state_slots vectors of θ's length: what
  *   checkpoints save), `shard(me)` (the slice of θ that thread me owns), `spin()` (how long the
  *   team's waits spin before they sleep), `max_minibatch()` (the run's largest minibatch),
- *   `lr(step)` (the learning rate of the run's `step`-th step).
+ *   `lr(step)` (the learning rate of the run's `step`-th step), `model()` and `optimizer()` (the
+ *   fit's Model and Optimizer, to read, e.g. an optional member or a hyperparameter).
  */
 template <class Step>
 concept StepQueries = requires(Step& s, const Step& c, const TeamMember& me, Index i) {
   typename Step::Scalar;
   typename Step::WorkerState;
   typename Step::Buffer;
+  typename Step::Model;
+  typename Step::Optimizer;
   { Step::state_slots } -> std::convertible_to<int>;
   { Step::adaptive_partitioner } -> std::convertible_to<bool>;
   { Step::passes_partials } -> std::convertible_to<bool>;
@@ -86,6 +102,8 @@ concept StepQueries = requires(Step& s, const Step& c, const TeamMember& me, Ind
   { c.spin() } -> std::same_as<std::chrono::nanoseconds>;
   { c.max_minibatch() } -> std::same_as<Index>;
   { c.lr(i) } -> std::same_as<double>;
+  { c.model() } -> std::same_as<const typename Step::Model&>;
+  { c.optimizer() } -> std::same_as<const typename Step::Optimizer&>;
 };
 
 /**
@@ -150,7 +168,9 @@ concept CollectiveStepParts = requires(Step& s, const TeamMember& me, VectorMap<
  * - `biases(layout)`: the model's biases cut along `layout`'s slices (`.of(t)`), for update_range;
  * - `gradient(w, buffer, theta, epoch_step, share, failure)`: the gradient of `share` of the
  *   step's minibatches at `theta`, into `w`; returns its scalars, a throw counted there and left
- *   in `failure` (for keep());
+ *   in `failure` (for keep()). `theta` is θ (a ConstVectorMap), or a function that is given each
+ *   micro-batch (a `const Step::Model::batch_type&`) before the model runs on it and returns the
+ *   θ to run it at: Hogwild! reads there only the coordinates the micro-batch touches;
  * - `keep(failure)`: a failure for fit() to throw (the first kept wins);
  * - `hook_scalars()`: what the hooks since the last step add to its scalars;
  * - `judge(totals, step, keeper)`: the decision of a step from its totals (`sumsq` = ‖Σ G‖²);
@@ -173,11 +193,12 @@ concept ChunkedStepParts = requires(Step& s, const Step& c, const TeamMember& me
                                     const ShardLayout<typename Step::Scalar>& layout,
                                     std::span<const IndexRange> biases, std::exception_ptr& failure,
                                     const StepScalars& totals, const StepOutcome& outcome, const StepSpan& span,
-                                    Index i, bool flag) {
+                                    Index i, bool flag, const detail::ThetaForBatch<Step>& read) {
   { c.make_worker(i, i) } -> std::same_as<typename Step::WorkerState>;
   { c.make_buffer(i) } -> std::same_as<typename Step::Buffer>;
   { c.biases(layout).of(i) } -> std::convertible_to<std::span<const IndexRange>>;
   { s.gradient(w, buffer, theta, i, Share{}, failure) } -> std::same_as<StepScalars>;
+  { s.gradient(w, buffer, read, i, Share{}, failure) } -> std::same_as<StepScalars>;
   s.keep(failure);
   { c.hook_scalars() } -> std::same_as<StepScalars>;
   { s.judge(totals, i, flag) } -> std::same_as<StepOutcome>;
@@ -216,6 +237,25 @@ struct StepArchetype {
     VectorMap<float> gradient() { return {nullptr, 0}; }
   };
   struct Buffer {};
+  // A Model with every optional member a loop may ask for (SparseGradient), and the Optimizer
+  // whose settings one may read (Hogwild!'s sparse updates): both of a loop's paths build here.
+  struct Model {
+    using scalar_type = float;
+    struct batch_type {
+      [[nodiscard]] Index size() const { return 0; }
+    };
+    struct workspace_type {};
+    [[nodiscard]] Index num_parameters() const { return 0; }
+    [[nodiscard]] workspace_type make_workspace(Index) const { return {}; }
+    float loss_and_gradient(ConstVectorRef<float>, const batch_type&, VectorRef<float>, workspace_type&) const {
+      return 0;
+    }
+    float loss(ConstVectorRef<float>, const batch_type&, workspace_type&) const { return 0; }
+    void validate(const batch_type&) const {}
+    template <class Visit>
+    void gradient_support(const batch_type&, Visit&&) const {}
+  };
+  using Optimizer = Sgd;
   struct Biases {
     [[nodiscard]] std::span<const IndexRange> of(Index) const { return {}; }
   };
@@ -234,6 +274,8 @@ struct StepArchetype {
   [[nodiscard]] std::chrono::nanoseconds spin() const { return {}; }
   [[nodiscard]] Index max_minibatch() const { return 1; }
   [[nodiscard]] double lr(Index) const { return 0; }
+  [[nodiscard]] const Model& model() const { return model_; }
+  [[nodiscard]] const Optimizer& optimizer() const { return optimizer_; }
 
   StepScalars local_gradient(const TeamMember&, Index, Index) { return {}; }
   StepScalars local_gradient(const TeamMember&, Index, Index, ConstVectorRef<float>) { return {}; }
@@ -254,6 +296,12 @@ struct StepArchetype {
   [[nodiscard]] Buffer make_buffer(Index) const { return {}; }
   [[nodiscard]] Biases biases(const ShardLayout<float>&) const { return {}; }
   StepScalars gradient(WorkerState&, Buffer&, ConstVectorMap<float>, Index, Share, std::exception_ptr&) { return {}; }
+  template <
+      class Read,
+      std::enable_if_t<std::is_invocable_r_v<ConstVectorMap<float>, const Read&, const Model::batch_type&>, int> = 0>
+  StepScalars gradient(WorkerState&, Buffer&, const Read&, Index, Share, std::exception_ptr&) {
+    return {};
+  }
   void keep(std::exception_ptr) {}
   [[nodiscard]] StepScalars hook_scalars() const { return {}; }
   StepOutcome judge(const StepScalars&, Index, bool) { return {}; }
@@ -267,6 +315,8 @@ struct StepArchetype {
  private:
   TrainerOptions options_;
   StepOutcome outcome_;
+  Model model_;
+  Optimizer optimizer_;
 };
 static_assert(StepParts<StepArchetype>);
 

@@ -66,6 +66,8 @@ class TrainingStep {
   using Clock = std::chrono::steady_clock;
   using WorkerState = decltype(std::declval<const WorkerPolicy&>().make(std::declval<const M&>(), Index{}, Index{}));
   using Buffer = typename D::Buffer;
+  using Model = M;
+  using Optimizer = O;
   static constexpr int state_slots = O::state_slots;
   static constexpr bool adaptive_partitioner = AdaptivePartitioner<P>;
   static constexpr bool passes_partials = OrderedProcessGroup<Group>;
@@ -155,6 +157,9 @@ class TrainingStep {
   [[nodiscard]] Index max_minibatch() const { return std::ranges::max(plan_.minibatch_sizes()); }
   /// The learning rate of the run's `step`-th step.
   [[nodiscard]] double lr(Index step) const { return optimizer_.lr * schedule_.factor(step); }
+  /// The fit's Model and Optimizer.
+  [[nodiscard]] const M& model() const noexcept { return model_; }
+  [[nodiscard]] const O& optimizer() const noexcept { return optimizer_; }
 
   // --- the collective parts (CollectiveStepParts) ------------------------------------------------
 
@@ -317,8 +322,16 @@ class TrainingStep {
    * scalars; a failure is counted in them and its exception left in `failure`, for keep() if this
    * result is the one the step takes. Skipped once a hook stopped.
    */
-  StepScalars gradient(WorkerState& w, Buffer& buffer, ConstVectorMap<Scalar> theta, Index s, Share share,
+  template <class Theta>
+  StepScalars gradient(WorkerState& w, Buffer& buffer, const Theta& theta, Index s, Share share,
                        std::exception_ptr& failure) {
+    // θ, or what the caller's function of the micro-batch gives (see ChunkedStepParts).
+    const auto run = [&](const typename M::batch_type& batch) {
+      if constexpr (std::is_convertible_v<const Theta&, ConstVectorRef<Scalar>>)
+        w.accumulate(model_, theta, batch);
+      else
+        w.accumulate(model_, ConstVectorMap<Scalar>(theta(batch)), batch);
+    };
     w.zero();
     failure = nullptr;
     if (!stopping()) {
@@ -330,9 +343,9 @@ class TrainingStep {
           if (part.empty()) continue;
           const IndexRange positions{minibatch.begin + part.begin, part.size};
           if (plan_.shuffles())
-            w.accumulate(model_, theta, data_.gather(plan_.samples(positions), buffer));
+            run(data_.gather(plan_.samples(positions), buffer));
           else
-            w.accumulate(model_, theta, detail::read_rows(data_, positions.begin, positions.size, buffer));
+            run(detail::read_rows(data_, positions.begin, positions.size, buffer));
         }
       } catch (...) {
         failure = std::current_exception();
