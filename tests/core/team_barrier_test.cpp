@@ -170,3 +170,46 @@ TEST_CASE("TeamBarrier: long waits in two rounds close together stop the spinnin
     CHECK(held);
   }
 }
+
+TEST_CASE("SpinThenSleep: long waits in two rounds within 10 ms hold the spins, one round alone nothing", "[core]") {
+  using namespace std::chrono_literals;
+  using Clock = dptrain::detail::SpinThenSleep::Clock;
+  const auto a_millisecond_ago = [] { return Clock::now() - 1ms; };
+  // How often a wait looks before it sleeps: once where the spins are held, many times otherwise.
+  const auto looks = [](const dptrain::detail::SpinThenSleep& rule) {
+    int calls = 0;
+    CHECK_FALSE(rule.spin_until([&] { return ++calls < 0; }, Clock::now()));
+    return calls;
+  };
+  dptrain::detail::SpinThenSleep rule(20us);
+  rule.note_wait(a_millisecond_ago(), 1);
+  rule.note_wait(a_millisecond_ago(), 1);  // the same round again (another waiter of it)
+  rule.note_wait(Clock::now(), 2);         // a short wait
+  CHECK(rule.held_until() == Clock::time_point{});
+  CHECK(looks(rule) > 1);
+  const Clock::time_point before = Clock::now();
+  rule.note_wait(a_millisecond_ago(), 2);
+  CHECK(rule.held_until() > before);
+  CHECK(looks(rule) == 1);
+
+  SECTION("two long rounds further apart hold nothing") {
+    dptrain::detail::SpinThenSleep apart(20us);
+    apart.note_wait(a_millisecond_ago(), 1);
+    std::this_thread::sleep_for(15ms);
+    apart.note_wait(a_millisecond_ago(), 2);
+    CHECK(apart.held_until() == Clock::time_point{});
+  }
+  SECTION("with no spin there is nothing to hold, and a wait looks once") {
+    dptrain::detail::SpinThenSleep none(0ns);
+    none.note_wait(a_millisecond_ago(), 1);
+    none.note_wait(a_millisecond_ago(), 2);
+    none.hold(Clock::now());
+    CHECK(none.held_until() == Clock::time_point{});
+    CHECK(looks(none) == 1);
+  }
+  SECTION("hold() holds at once") {
+    dptrain::detail::SpinThenSleep stalled(20us);
+    stalled.hold(Clock::now());
+    CHECK(looks(stalled) == 1);
+  }
+}

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// The synchronisation seam: EveryStepSynchronizer, and a user's Synchronizer built from the step's primitives.
+// The synchronisation seam: EveryStepSynchronizer, a user's Synchronizer built from the step's primitives,
+// and loops' refusals before any worker state is made.
 #include <catch2/catch.hpp>
 
 #include <atomic>
@@ -82,6 +83,16 @@ struct AverageEveryStep {
 };
 static_assert(dptrain::Synchronizer<AverageEveryStep>);
 
+// A Worker policy that counts the states it makes.
+struct CountsStates {
+  std::atomic<Index>* made;
+  template <dptrain::Model M>
+  [[nodiscard]] auto make(const M& model, Index rank, Index max_rows) const {
+    made->fetch_add(1);
+    return dptrain::GradientWorker{}.make(model, rank, max_rows);
+  }
+};
+
 }  // namespace
 
 // The library's loops call nothing beyond StepParts: they build against a step that has nothing else,
@@ -132,4 +143,27 @@ TEST_CASE(
   CHECK_THROWS_WITH(
       dptrain::DataParallelTrainer(options, dptrain::Momentum{.lr = 0.05}, AverageEveryStep{}).fit(model, theta, data),
       "AverageEveryStep: a stateless optimizer only");
+}
+
+TEST_CASE("Synchronizer: a loop's refusal comes before any worker state is made", "[synchronizers][trainer]") {
+  const auto data = test::linear_data<double>(64, 3, 2);
+  const dptrain::LinearRegression<double> model(3);
+  const dptrain::TrainerOptions options{.threads = 2, .batch_size = 16};
+  std::atomic<Index> made{0};
+  const CountsStates worker{&made};
+  dptrain::Vector<double> theta = model.init_parameters();
+  const auto refused = [&](const auto& optimizer, const auto& synchronizer) {
+    made = 0;
+    CHECK_THROWS_AS(dptrain::DataParallelTrainer(options, optimizer, worker, synchronizer).fit(model, theta, data),
+                    dptrain::invalid_argument);
+    return made.load();
+  };
+  CHECK(refused(dptrain::Adam{.lr = 0.1}, dptrain::Hogwild{}) == 0);
+  CHECK(refused(dptrain::Sgd{.lr = 0.1}, dptrain::LocalSgd{.period = 0}) == 0);
+  CHECK(refused(dptrain::Sgd{.lr = 0.1}, dptrain::BoundedStaleness{.staleness = -1}) == 0);
+  CHECK(refused(dptrain::Sgd{.lr = 0.1}, dptrain::Reproducible{.shards = 0}) == 0);
+  CHECK(refused(dptrain::Sgd{.lr = 0.1}, dptrain::BackupWorkers{.chunks = -1}) == 0);
+  // Accepted, the same run makes one state per thread (and Hogwild! its own, one per thread).
+  dptrain::DataParallelTrainer(options, dptrain::Sgd{.lr = 0.1}, worker).fit(model, theta, data);
+  CHECK(made == 2);
 }

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "dptrain/core/team_barrier.hpp"
+#include "dptrain/core/spin_then_sleep.hpp"
 #include "dptrain/core/types.hpp"
 
 namespace dptrain {
@@ -38,14 +38,13 @@ class StepClaims {
   alignas(cache_line_bytes) std::atomic<std::int64_t> word_{-(std::int64_t{1} << bits)};  // step −1, none taken
 };
 
-// What an idle thread waits for: any change of the step's state. It spins for `spin`, then
-// sleeps on a futex until the next signal or `timeout`. As TeamBarrier does, a wait that lasts
-// over 0.5 ms, or a stalled chunk (hold()), makes the waits of the next 10 ms sleep at once: a
-// thread is being descheduled, and spinning would spend the team's share of the cores.
+// What an idle thread waits for: any change of the step's state. It spins, then sleeps on a
+// futex until the next signal or `timeout`, by TeamBarrier's rule (SpinThenSleep; a round is the
+// state a waiter saw), and a stalled chunk (hold()) holds the spins at once.
 class StepEvents {
  public:
   using Clock = std::chrono::steady_clock;
-  explicit StepEvents(std::chrono::nanoseconds spin) : spin_(spin) {}
+  explicit StepEvents(std::chrono::nanoseconds spin) : rule_(spin) {}
 
   [[nodiscard]] std::uint32_t seen() const noexcept { return word_.load(); }
 
@@ -57,28 +56,16 @@ class StepEvents {
   // Until the word leaves `seen` or `timeout` has passed (then the caller looks again).
   void wait(std::uint32_t seen, std::chrono::nanoseconds timeout) noexcept {
     const Clock::time_point start = Clock::now();
-    const bool held = start.time_since_epoch().count() < held_until_.load(std::memory_order_relaxed);
-    if (spin_.count() > 0 && !held) {
-      const Clock::time_point spin_end = start + spin_;
-      for (unsigned i = 1; word_.load() == seen; ++i) {
-        cpu_relax();
-        if (i % 64 == 0 && Clock::now() >= spin_end) break;
-      }
-    }
+    if (rule_.spin_until([&] { return word_.load() != seen; }, start)) return;
     // Counted before the last look, so that a signal after it sees a sleeper to wake.
     sleepers_.fetch_add(1);
     if (word_.load() == seen) sleep_while_for(word_, seen, timeout);
     sleepers_.fetch_sub(1);
-    const Clock::time_point end = Clock::now();
-    if (end - start > long_wait) hold(end);
+    rule_.note_wait(start, seen);
   }
 
   // Waits sleep at once for the next 10 ms: a thread is being descheduled.
-  void hold(Clock::time_point now) noexcept {
-    if (spin_.count() > 0)
-      held_until_.store((now + std::chrono::milliseconds(10)).time_since_epoch().count(), std::memory_order_relaxed);
-  }
-  void hold() noexcept { hold(Clock::now()); }
+  void hold() noexcept { rule_.hold(Clock::now()); }
 
   // Until done() holds, looking again at each signal (and at least every millisecond).
   template <class Done>
@@ -93,9 +80,7 @@ class StepEvents {
  private:
   alignas(cache_line_bytes) std::atomic<std::uint32_t> word_{0};
   std::atomic<Index> sleepers_{0};
-  static constexpr std::chrono::microseconds long_wait{500};
-  std::chrono::nanoseconds spin_;
-  std::atomic<Clock::rep> held_until_{0};  // waits sleep at once until then (the clock's ticks)
+  SpinThenSleep rule_;
 };
 
 }  // namespace detail

@@ -227,9 +227,10 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run final : StepLog<typename M::
         step_({opt_, plan_, model, theta, data, group_, state_, errors_, trainer.worker_, trainer.partitioner_,
                trainer.aggregator_, trainer.optimizer_, schedule_,
                opt_.wait_policy == WaitPolicy::spin_then_sleep ? &barrier_ : nullptr, this}),
+        loop_(synchronizer_.start(step_)),  // its refusals come before the workers are made
         hooks_(opt_.threads),
-        record_(plan_, theta, state_, opt_.threads, group_.rank(), group_.size(), callbacks...),
-        loop_(synchronizer_.start(step_)) {
+        record_(plan_, theta, state_, opt_.threads, group_.rank(), group_.size(), callbacks...) {
+    step_.make_workers();
     state_.plan = plan_.sampler();
     state_.made_by = {.threads = opt_.threads,
                       .ranks = group_.size(),
@@ -437,9 +438,9 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run final : StepLog<typename M::
   const Index cores_;    // CPUs this process may run on (FitReport::cores)
   TeamBarrier barrier_;  // the team's barrier under WaitPolicy::spin_then_sleep (unused otherwise)
   Step step_;
+  Loop loop_;  // the Synchronizer's loop for this fit (any state it keeps across steps)
   HookChannel hooks_;
   Record record_;
-  Loop loop_;  // the Synchronizer's loop for this fit (any state it keeps across steps)
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -72,8 +72,9 @@ class TrainingStep {
   static constexpr bool adaptive_partitioner = AdaptivePartitioner<P>;
   static constexpr bool passes_partials = OrderedProcessGroup<Group>;
 
-  /// What the step works on; every reference must outlive it.
-  struct Parts {
+  /// What the step works on, kept as given (the step reads `in_.options`, …); every reference
+  /// must outlive it.
+  struct Inputs {
     const TrainerOptions& options;
     const RunPlan& plan;
     const M& model;
@@ -91,31 +92,22 @@ class TrainingStep {
     StepLog<Scalar>* log;  ///< where each step taken is recorded (null: nowhere)
   };
 
-  explicit TrainingStep(const Parts& parts)
-      : opt_(parts.options),
-        plan_(parts.plan),
-        model_(parts.model),
-        theta_(parts.theta),
-        data_(parts.data),
-        group_(parts.group),
-        state_(parts.state),
-        errors_(parts.errors),
-        partitioner_(parts.partitioner),
-        aggregator_(parts.aggregator),
-        optimizer_(parts.optimizer),
-        schedule_(parts.schedule),
-        barrier_(parts.barrier),
-        log_(parts.log),
-        worker_(parts.worker),
-        scalars_(opt_.threads) {
-    const Index threads = opt_.threads, workers = group_.workers();
+  /// Checks the Partitioner and sizes the workers' buffers, but makes nothing yet: make_workers()
+  /// does, once the Synchronizer's loop has started, so that its refusals come first.
+  explicit TrainingStep(const Inputs& in)
+      : in_(in),
+        partitioner_(in.partitioner),
+        buffers_{{}, {in.theta.size(), in.options.threads}},
+        biases_(detail::model_biases(in.model, in.optimizer), buffers_.layout),
+        scalars_(in.options.threads) {
+    const Index threads = in_.options.threads, workers = in_.group.workers();
     // The Partitioner serves every worker of every process (known only now, after connect); a
     // refusal is kept for run(), which then leaves with every process before the first step.
-    const bool partitions = errors_.guard([&] {
+    const bool partitions = in_.errors.guard([&] {
       if constexpr (requires { partitioner_.validate(workers); }) partitioner_.validate(workers);
     });
     // A worker's largest micro-batch: only full minibatches and the last partial one occur.
-    for (const Index batch : plan_.minibatch_sizes()) {
+    for (const Index batch : in_.plan.minibatch_sizes()) {
       if (!partitions) break;
       if constexpr (requires { partitioner_.max_size(batch, workers); }) {
         max_rows_ = std::max(max_rows_, std::min(batch, static_cast<Index>(partitioner_.max_size(batch, workers))));
@@ -124,49 +116,54 @@ class TrainingStep {
           max_rows_ = std::max(max_rows_, partitioner_.range(batch, workers, global_worker(rank)).size);
       }
     }
+  }
+
+  /// Each worker's state and gather buffer, and the trainer's optimizer state (before the first
+  /// step, after the Synchronizer's start()).
+  void make_workers() {
+    const Index threads = in_.options.threads;
     if constexpr (adaptive_partitioner) loads_.resize(static_cast<std::size_t>(threads));
     slots_.reserve(static_cast<std::size_t>(threads));
     for (Index rank = 0; rank < threads; ++rank)
-      slots_.emplace_back(parts.worker.make(model_, global_worker(rank), max_rows_), make_buffer(max_rows_));
+      slots_.emplace_back(in_.worker.make(in_.model, global_worker(rank), max_rows_), make_buffer(max_rows_));
     for (Slot& slot : slots_) buffer_pointers_.push_back(slot.worker.gradient().data());
     for (auto& side : vector_pointers_) side.resize(static_cast<std::size_t>(threads));
-    buffers_ = {buffer_pointers_, {theta_.size(), threads}};
-    state_.optimizer_state.assign(static_cast<std::size_t>(slots), AlignedBuffer<Scalar>(theta_.size()));
-    biases_ = detail::SliceBiases(detail::model_biases(model_, optimizer_), buffers_.layout);
+    buffers_.data = buffer_pointers_;
+    in_.state.optimizer_state.assign(static_cast<std::size_t>(slots), AlignedBuffer<Scalar>(in_.theta.size()));
   }
 
   // --- what a loop may ask before it starts (StepQueries) ----------------------------------------
 
-  [[nodiscard]] const TrainerOptions& options() const noexcept { return opt_; }
-  [[nodiscard]] Index processes() const noexcept { return group_.size(); }
-  [[nodiscard]] Index process() const noexcept { return group_.rank(); }
+  [[nodiscard]] const TrainerOptions& options() const noexcept { return in_.options; }
+  [[nodiscard]] Index processes() const noexcept { return in_.group.size(); }
+  [[nodiscard]] Index process() const noexcept { return in_.group.rank(); }
   /// The workers that share each minibatch, and this process's first among them.
-  [[nodiscard]] Index workers() const noexcept { return group_.workers(); }
-  [[nodiscard]] Index first_worker() const noexcept { return group_.first_worker(); }
+  [[nodiscard]] Index workers() const noexcept { return in_.group.workers(); }
+  [[nodiscard]] Index first_worker() const noexcept { return in_.group.first_worker(); }
   /// θ as the trainer holds it: what every step span starts from and leaves its result in.
-  [[nodiscard]] VectorMap<Scalar> theta() noexcept { return {theta_.data(), theta_.size()}; }
+  [[nodiscard]] VectorMap<Scalar> theta() noexcept { return {in_.theta.data(), in_.theta.size()}; }
   /// The trainer's optimizer state: state_slots vectors of θ's length (what checkpoints save).
-  [[nodiscard]] std::span<AlignedBuffer<Scalar>> optimizer_state() noexcept { return state_.optimizer_state; }
+  [[nodiscard]] std::span<AlignedBuffer<Scalar>> optimizer_state() noexcept { return in_.state.optimizer_state; }
   /// The slice of θ (and of any vector of its length) that thread me owns in the collective parts.
   [[nodiscard]] IndexRange shard(const TeamMember& me) const noexcept { return buffers_.layout.shard(me.rank); }
   /// How long the team's waits spin before they sleep (zero when they sleep at once).
   [[nodiscard]] std::chrono::nanoseconds spin() const noexcept {
-    return barrier_ != nullptr ? barrier_->spin() : std::chrono::nanoseconds(0);
+    return in_.barrier != nullptr ? in_.barrier->spin() : std::chrono::nanoseconds(0);
   }
   /// The largest minibatch of the run: a chunk of it is the most a chunk's buffers hold.
-  [[nodiscard]] Index max_minibatch() const { return std::ranges::max(plan_.minibatch_sizes()); }
+  [[nodiscard]] Index max_minibatch() const { return std::ranges::max(in_.plan.minibatch_sizes()); }
   /// The learning rate of the run's `step`-th step.
-  [[nodiscard]] double lr(Index step) const { return optimizer_.lr * schedule_.factor(step); }
+  [[nodiscard]] double lr(Index step) const { return in_.optimizer.lr * in_.schedule.factor(step); }
   /// The fit's Model and Optimizer.
-  [[nodiscard]] const M& model() const noexcept { return model_; }
-  [[nodiscard]] const O& optimizer() const noexcept { return optimizer_; }
+  [[nodiscard]] const M& model() const noexcept { return in_.model; }
+  [[nodiscard]] const O& optimizer() const noexcept { return in_.optimizer; }
 
   // --- the collective parts (CollectiveStepParts) ------------------------------------------------
 
   /// Worker me's part of step s of the epoch (the run's `step`-th): the gradient of its
   /// micro-batch of each of the step's minibatches, at θ (or at `theta`), into its own buffer.
   StepScalars local_gradient(const TeamMember& me, Index step, Index s) {
-    return local_gradient(me, step, s, ConstVectorMap<Scalar>(theta_.data(), theta_.size()));
+    return local_gradient(me, step, s, ConstVectorMap<Scalar>(in_.theta.data(), in_.theta.size()));
   }
   StepScalars local_gradient(const TeamMember& me, Index step, Index s, ConstVectorRef<Scalar> theta) {
     Slot& my = slot(me.rank);
@@ -175,7 +172,7 @@ class TrainingStep {
     my.part = gradient(my.worker, my.buffer, ConstVectorMap<Scalar>(theta.data(), theta.size()), s,
                        Share{.index = global_worker(me.rank)}, failure);
     if (failure) {
-      errors_.keep(std::move(failure));
+      in_.errors.keep(std::move(failure));
       my.failed = true;
     }
     my.part.failures = my.failed ? 1.0 : 0.0;  // a hook's failure too (thread 0)
@@ -197,7 +194,7 @@ class TrainingStep {
     if constexpr (adaptive_partitioner) {
       // No worker calls range() before the step's last barrier; a throw here is seen by every
       // worker in the scalar reduction, like a worker's.
-      if (me.rank == 0 && !errors_.guard([&] { observe_loads(); })) {
+      if (me.rank == 0 && !in_.errors.guard([&] { observe_loads(); })) {
         slot(0).failed = true;
         slot(0).part.failures += 1;
       }
@@ -207,8 +204,8 @@ class TrainingStep {
 
   /// This thread's shard of Σ G over the team and the processes.
   [[nodiscard]] VectorMap<Scalar> reduce_gradients(const TeamMember& me) {
-    VectorMap<Scalar> shard = aggregator_.all_reduce(me, buffers_);
-    group_.all_reduce(me, shard);
+    VectorMap<Scalar> shard = in_.aggregator.all_reduce(me, buffers_);
+    in_.group.all_reduce(me, shard);
     charge(me, &WorkerReport::aggregate);
     return shard;
   }
@@ -217,7 +214,7 @@ class TrainingStep {
   [[nodiscard]] bool reduce_scalars(const TeamMember& me, VectorMap<Scalar> shard) {
     Slot& my = slot(me.rank);
     my.part.sumsq = squared_norm(norm_part(me, shard));
-    decide(me, scalars_.all_reduce(me, my.part, group_));
+    decide(me, scalars_.all_reduce(me, my.part, in_.group));
     charge(me, &WorkerReport::aggregate);
     return my.outcome.update;
   }
@@ -225,8 +222,8 @@ class TrainingStep {
   /// This thread's slice: g ← scale·clip·Σ G, then the optimizer update of θ and its state.
   void update(const TeamMember& me, VectorMap<Scalar> shard) {
     const Slot& my = slot(me.rank);
-    update_range(shard, buffers_.layout.shard(me.rank), theta_.data(), state_.optimizer_state, biases_.of(me.rank),
-                 my.outcome, my.step);
+    update_range(shard, buffers_.layout.shard(me.rank), in_.theta.data(), in_.state.optimizer_state,
+                 biases_.of(me.rank), my.outcome, my.step);
     charge(me, &WorkerReport::update);
   }
 
@@ -249,22 +246,22 @@ class TrainingStep {
   /// of the sum, elements shard(me). The vectors are summed in place and read by other threads
   /// until the next barrier.
   [[nodiscard]] VectorMap<Scalar> sum_vectors(const TeamMember& me, VectorMap<Scalar> v) {
-    assert(v.size() == theta_.size() && "sum_vectors: a vector of theta's length");  // inside the team: no throw
+    assert(v.size() == in_.theta.size() && "sum_vectors: a vector of theta's length");  // inside the team: no throw
     // Two tables, used alternately: a thread writes one again two calls later, after a barrier
     // that every thread reaches only once it has done with this call.
     Slot& my = slot(me.rank);
     std::vector<Scalar*>& table = vector_pointers_[static_cast<std::size_t>(my.vector_sums++ % 2)];
     table[static_cast<std::size_t>(me.rank)] = v.data();
     me.barrier();
-    VectorMap<Scalar> shard = aggregator_.all_reduce(me, GradientBuffers<Scalar>{table, buffers_.layout});
-    group_.all_reduce(me, shard);
+    VectorMap<Scalar> shard = in_.aggregator.all_reduce(me, GradientBuffers<Scalar>{table, buffers_.layout});
+    in_.group.all_reduce(me, shard);
     charge(me, &WorkerReport::aggregate);
     return shard;
   }
 
   /// Any scalars summed over the team and the processes (every thread gets the totals).
   [[nodiscard]] StepScalars sum_scalars(const TeamMember& me, const StepScalars& mine) {
-    const StepScalars totals = scalars_.all_reduce(me, mine, group_);
+    const StepScalars totals = scalars_.all_reduce(me, mine, in_.group);
     charge(me, &WorkerReport::aggregate);
     return totals;
   }
@@ -274,8 +271,8 @@ class TrainingStep {
   /// processes before.
   void receive_partial(const TeamMember& me, VectorMap<Scalar> piece, StepScalars* scalars) {
     if constexpr (passes_partials) {
-      if (group_.rank() > 0) {
-        if (me.rank == 0) group_.receive_partial(piece, scalars);
+      if (in_.group.rank() > 0) {
+        if (me.rank == 0) in_.group.receive_partial(piece, scalars);
         me.barrier();
       }
     }
@@ -286,7 +283,7 @@ class TrainingStep {
   void pass_partial(const TeamMember& me, VectorMap<Scalar> piece, const StepScalars* scalars) {
     me.barrier();
     if constexpr (passes_partials) {
-      if (group_.size() > 1 && me.rank == 0) group_.pass_partial(piece, scalars);
+      if (in_.group.size() > 1 && me.rank == 0) in_.group.pass_partial(piece, scalars);
     }
     charge(me, &WorkerReport::aggregate);
   }
@@ -295,8 +292,8 @@ class TrainingStep {
   /// sums (with one process: at once).
   void await_total(const TeamMember& me, StepScalars& scalars) {
     if constexpr (passes_partials) {
-      if (group_.size() > 1) {
-        if (me.rank == 0) group_.await_total(scalars);
+      if (in_.group.size() > 1) {
+        if (me.rank == 0) in_.group.await_total(scalars);
         me.barrier();
       }
     }
@@ -308,13 +305,13 @@ class TrainingStep {
   /// A worker's state for chunks of at most `rows` samples (`id` names it to the Worker policy),
   /// and a buffer of as many rows (of none where unshuffled rows are read in place): made before
   /// the first step.
-  [[nodiscard]] WorkerState make_worker(Index id, Index rows) const { return worker_.make(model_, id, rows); }
+  [[nodiscard]] WorkerState make_worker(Index id, Index rows) const { return in_.worker.make(in_.model, id, rows); }
   [[nodiscard]] Buffer make_buffer(Index rows) const {
-    return data_.make_buffer(plan_.shuffles() || !detail::views_rows<D> ? rows : 0);
+    return in_.data.make_buffer(in_.plan.shuffles() || !detail::views_rows<D> ? rows : 0);
   }
   /// The model's biases, cut along `layout`'s slices (for update_range).
   [[nodiscard]] detail::SliceBiases biases(const ShardLayout<Scalar>& layout) const {
-    return detail::SliceBiases(detail::model_biases(model_, optimizer_), layout);
+    return detail::SliceBiases(detail::model_biases(in_.model, in_.optimizer), layout);
   }
 
   /**
@@ -328,24 +325,24 @@ class TrainingStep {
     // θ, or what the caller's function of the micro-batch gives (see ChunkedStepParts).
     const auto run = [&](const typename M::batch_type& batch) {
       if constexpr (std::is_convertible_v<const Theta&, ConstVectorRef<Scalar>>)
-        w.accumulate(model_, theta, batch);
+        w.accumulate(in_.model, theta, batch);
       else
-        w.accumulate(model_, ConstVectorMap<Scalar>(theta(batch)), batch);
+        w.accumulate(in_.model, ConstVectorMap<Scalar>(theta(batch)), batch);
     };
     w.zero();
     failure = nullptr;
     if (!stopping()) {
       try {
-        const IndexRange batches = plan_.minibatches(s);
+        const IndexRange batches = in_.plan.minibatches(s);
         for (Index b = batches.begin; b < batches.end(); ++b) {
-          const IndexRange minibatch = plan_.minibatch(b);
+          const IndexRange minibatch = in_.plan.minibatch(b);
           const IndexRange part = cut(minibatch.size, share);
           if (part.empty()) continue;
           const IndexRange positions{minibatch.begin + part.begin, part.size};
-          if (plan_.shuffles())
-            run(data_.gather(plan_.samples(positions), buffer));
+          if (in_.plan.shuffles())
+            run(in_.data.gather(in_.plan.samples(positions), buffer));
           else
-            run(detail::read_rows(data_, positions.begin, positions.size, buffer));
+            run(detail::read_rows(in_.data, positions.begin, positions.size, buffer));
         }
       } catch (...) {
         failure = std::current_exception();
@@ -353,7 +350,7 @@ class TrainingStep {
     }
     const Index samples = w.samples();
     VectorMap<Scalar> gradient = w.gradient();  // final: the sum reads it next
-    if (opt_.weighting == Weighting::equal && samples > 0) gradient *= Scalar(1) / static_cast<Scalar>(samples);
+    if (in_.options.weighting == Weighting::equal && samples > 0) gradient *= Scalar(1) / static_cast<Scalar>(samples);
     return {.loss = w.loss(),
             .samples = static_cast<double>(samples),
             .busy_workers = samples > 0 ? 1.0 : 0.0,
@@ -371,7 +368,7 @@ class TrainingStep {
   }
 
   /// Keeps a failure of the step for fit() to throw (the first one kept wins).
-  void keep(std::exception_ptr failure) noexcept { errors_.keep(std::move(failure)); }
+  void keep(std::exception_ptr failure) noexcept { in_.errors.keep(std::move(failure)); }
 
   /// What the hooks since the last step add to its scalars: a failure, a stop request.
   [[nodiscard]] StepScalars hook_scalars() const noexcept {
@@ -388,14 +385,14 @@ class TrainingStep {
     StepOutcome out;
     out.samples = static_cast<Index>(totals.samples);
     out.loss = totals.loss / std::max(totals.samples, 1.0);
-    out.scale = 1.0 / std::max(opt_.weighting == Weighting::equal ? totals.busy_workers : totals.samples, 1.0);
+    out.scale = 1.0 / std::max(in_.options.weighting == Weighting::equal ? totals.busy_workers : totals.samples, 1.0);
     const double sumsq = totals.sumsq * out.scale * out.scale;
     out.norm = std::sqrt(sumsq);
     const bool finite = std::isfinite(totals.loss) && std::isfinite(sumsq);
     out.stop_requested = totals.stop_requests > 0;
     out.update = finite && totals.failures == 0 && !out.stop_requested;
-    out.leave =
-        totals.failures > 0 || totals.stop_requests > 0 || (!finite && opt_.on_non_finite == NonFinitePolicy::stop);
+    out.leave = totals.failures > 0 || totals.stop_requests > 0 ||
+                (!finite && in_.options.on_non_finite == NonFinitePolicy::stop);
     if (keeper && totals.failures > 0) {
       // Only hooks failed: they ran after the step before this one (on_step_end, on_epoch_end, …).
       const bool hooks = totals.hook_failures == totals.failures;
@@ -404,8 +401,8 @@ class TrainingStep {
                                : "in a callback after step " + std::to_string(step - 1));
     }
     if (keeper && totals.failures == 0 && totals.stop_requests == 0 && !finite &&
-        opt_.on_non_finite == NonFinitePolicy::stop)
-      errors_.keep(std::make_exception_ptr(non_finite_error(
+        in_.options.on_non_finite == NonFinitePolicy::stop)
+      in_.errors.keep(std::make_exception_ptr(non_finite_error(
           "dptrain::DataParallelTrainer: non-finite " + std::string(std::isfinite(totals.loss) ? "gradient" : "loss") +
               " at step " + std::to_string(step) + "; theta keeps its value from before that step",
           step)));
@@ -421,8 +418,9 @@ class TrainingStep {
   void update_range(VectorMap<Scalar> g, IndexRange range, Scalar* theta, std::span<AlignedBuffer<Scalar>> state,
                     std::span<const IndexRange> biases, const StepOutcome& outcome, Index step) {
     double factor = outcome.scale;
-    if (opt_.clip_norm > 0 && outcome.norm > opt_.clip_norm) factor *= opt_.clip_norm / outcome.norm;
-    detail::scale_and_update(optimizer_, g, static_cast<Scalar>(factor),
+    if (in_.options.clip_norm > 0 && outcome.norm > in_.options.clip_norm)
+      factor *= in_.options.clip_norm / outcome.norm;
+    detail::scale_and_update(in_.optimizer, g, static_cast<Scalar>(factor),
                              slice(g, theta, state, range, biases, std::make_integer_sequence<int, slots>{}),
                              StepInfo{step, lr(step)});
   }
@@ -443,8 +441,8 @@ class TrainingStep {
   /// the callbacks' on_step_end run here, on this thread.
   void record(const StepSpan& span, Index k, const StepOutcome& outcome, Scalar* theta = nullptr,
               bool hook_point = true) {
-    if (log_ != nullptr)
-      log_->record(span, k, outcome, lr(span.first + k), theta != nullptr ? theta : theta_.data(), hook_point);
+    if (in_.log != nullptr)
+      in_.log->record(span, k, outcome, lr(span.first + k), theta != nullptr ? theta : in_.theta.data(), hook_point);
   }
 
   /// Σgᵢ² in double; float squares are summed in blocks that Eigen vectorizes.
@@ -477,10 +475,10 @@ class TrainingStep {
    * the end of the last epoch), so that every process ends the same way.
    */
   void agree_on_end(const TeamMember& me) {
-    if (group_.size() == 1) return;
+    if (in_.group.size() == 1) return;
     Slot& my = slot(me.rank);
     my.part = {.failures = my.failed ? 1.0 : 0.0};
-    const StepScalars totals = scalars_.all_reduce(me, my.part, group_);
+    const StepScalars totals = scalars_.all_reduce(me, my.part, in_.group);
     if (me.rank == 0 && totals.failures > 0) note_failure("at the end of training");
   }
 
@@ -490,21 +488,24 @@ class TrainingStep {
    * its message, `when` it happened ("at step 7"); the failing one keeps its own exception.
    */
   void note_failure(const std::string& when) noexcept {
-    if (group_.size() == 1) return;  // the failure is this process's own, kept where it was thrown
+    if (in_.group.size() == 1) return;  // the failure is this process's own, kept where it was thrown
     std::string what = "another process failed";
-    if constexpr (requires { group_.first_failure(std::string_view{}); }) {
-      errors_.guard([&] {
-        std::string first = group_.first_failure(errors_.message());
+    if constexpr (requires { in_.group.first_failure(std::string_view{}); }) {
+      in_.errors.guard([&] {
+        std::string first = in_.group.first_failure(in_.errors.message());
         if (!first.empty()) what = std::move(first);
       });
     }
-    if (!errors_) errors_.keep(std::make_exception_ptr(error("dptrain::DataParallelTrainer: " + when + ", " + what)));
+    if (!in_.errors)
+      in_.errors.keep(std::make_exception_ptr(error("dptrain::DataParallelTrainer: " + when + ", " + what)));
   }
 
   // --- the worker's clock ------------------------------------------------------------------------
 
   /// This thread's view of the team, its barriers timed into its wait.
-  [[nodiscard]] TeamMember member(Index rank) noexcept { return {rank, opt_.threads, &slot(rank).waited, barrier_}; }
+  [[nodiscard]] TeamMember member(Index rank) noexcept {
+    return {rank, in_.options.threads, &slot(rank).waited, in_.barrier};
+  }
 
   /// Starts every worker's clock at the fit's start (before on_fit_begin).
   void start_clocks(Clock::time_point fit_start) noexcept {
@@ -562,7 +563,7 @@ class TrainingStep {
 
   [[nodiscard]] Slot& slot(Index rank) noexcept { return slots_[static_cast<std::size_t>(rank)]; }
   [[nodiscard]] const Slot& slot(Index rank) const noexcept { return slots_[static_cast<std::size_t>(rank)]; }
-  [[nodiscard]] Index global_worker(Index rank) const noexcept { return group_.first_worker() + rank; }
+  [[nodiscard]] Index global_worker(Index rank) const noexcept { return in_.group.first_worker() + rank; }
 
   // The part of a minibatch of `batch` samples that `share` covers.
   [[nodiscard]] IndexRange cut(Index batch, Share share) const {
@@ -570,7 +571,7 @@ class TrainingStep {
       const Index begin = batch * share.index / share.chunks, end = batch * (share.index + 1) / share.chunks;
       return {begin, end - begin};
     }
-    const IndexRange mine = partitioner_.range(batch, group_.workers(), share.index);
+    const IndexRange mine = partitioner_.range(batch, in_.group.workers(), share.index);
     if (mine.size > max_rows_)
       throw error("dptrain::DataParallelTrainer: the partitioner gave worker " + std::to_string(share.index) + " " +
                   std::to_string(mine.size) + " samples, more than the " + std::to_string(max_rows_) +
@@ -597,7 +598,7 @@ class TrainingStep {
   // process reads all of θ while the others wait for its norm.
   [[nodiscard]] VectorMap<Scalar> norm_part(const TeamMember& me, VectorMap<Scalar> shard) const {
     const IndexRange mine = buffers_.layout.shard(me.rank);
-    const IndexRange ours = ShardLayout<Scalar>{theta_.size(), group_.size()}.shard(group_.rank());
+    const IndexRange ours = ShardLayout<Scalar>{in_.theta.size(), in_.group.size()}.shard(in_.group.rank());
     const Index begin = std::max(mine.begin, ours.begin), end = std::min(mine.end(), ours.end());
     return {shard.data() + (begin - mine.begin), std::max<Index>(end - begin, 0)};
   }
@@ -612,21 +613,8 @@ class TrainingStep {
             biases};
   }
 
-  const TrainerOptions& opt_;
-  const RunPlan& plan_;
-  const M& model_;
-  VectorRef<Scalar> theta_;
-  const D& data_;
-  const Group& group_;
-  TrainingState<Scalar>& state_;
-  FirstError& errors_;
+  Inputs in_;
   P partitioner_;  // this fit()'s copy: an adaptive one learns as it trains
-  const A& aggregator_;
-  const O& optimizer_;
-  const S& schedule_;
-  TeamBarrier* barrier_;  // every member's barrier: the team's, or null (`omp barrier`)
-  StepLog<Scalar>* log_;
-  const WorkerPolicy& worker_;
 
   Index max_rows_ = 0;  // the most samples a worker's buffers hold
   std::vector<Slot> slots_;
