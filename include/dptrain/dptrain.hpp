@@ -81,6 +81,7 @@
 
 #include "dptrain/workers/gradient_worker.hpp"
 #include "dptrain/workers/straggler_worker.hpp"
+#include "dptrain/workers/svrg.hpp"
 
 #include "dptrain/evaluation/accuracy.hpp"
 #include "dptrain/evaluation/confusion_matrix.hpp"

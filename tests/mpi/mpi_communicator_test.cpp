@@ -553,6 +553,25 @@ TEST_CASE("MpiCommunicator: LocalSgd averages every worker of every rank at the 
   }
 }
 
+TEST_CASE("MpiCommunicator: Svrg on R ranks × T threads gives one process's theta within 1e-12", "[mpi][workers]") {
+  const Index threads = GENERATE(1, 2);
+  const auto data = test::cluster_data<double>(96, 5, 3, 11);  // replicated: each rank computes μ whole
+  const dptrain::SoftmaxRegression<double> model(5, 3);
+  const dptrain::Momentum momentum{.lr = 0.05};
+  dptrain::TrainerOptions options{.threads = 1, .batch_size = 24, .epochs = 3, .seed = 5};
+  dptrain::Vector<double> expected = model.init_parameters(3);
+  dptrain::Svrg alone(model, data);
+  dptrain::DataParallelTrainer(options, momentum, alone.worker()).fit(model, expected, data, alone);
+
+  options.threads = threads;
+  dptrain::Vector<double> theta = model.init_parameters(3);
+  dptrain::Svrg svrg(model, data);
+  dptrain::DataParallelTrainer(options, momentum, svrg.worker(), dptrain::MpiCommunicator{})
+      .fit(model, theta, data, svrg);
+  CHECK(svrg.anchor().refreshes == 3);
+  CHECK(test::relative_error(theta, expected) <= 1e-12);
+}
+
 TEST_CASE("MpiCommunicator: current_worker() is the global worker, rank · threads + thread", "[mpi][workers]") {
   const auto data = test::linear_data<double>(60, 3, 1);
   const dptrain::LinearRegression<double> model(3);

@@ -126,6 +126,21 @@ void check_backup_workers(const Model& model, const Data& data, dptrain::Index t
 
 }  // namespace
 
+TEST_CASE("Svrg: steps and the anchor's refreshes make no heap allocation", "[trainer][allocation][workers]") {
+  const dptrain::Index threads = GENERATE(1, 2, 3);
+  const dptrain::Mlp<float> model({6, 16, 3});
+  const auto data = test::cluster_data<float>(230, 6, 3, 2);
+  dptrain::Svrg svrg(model, data);  // refreshes at every epoch's start, on the trainer's team
+  dptrain::Vector<float> theta = model.init_parameters(1);
+  EpochWindow epochs;
+  dptrain::DataParallelTrainer({.threads = threads, .batch_size = 20, .epochs = 10, .clip_norm = 1.0},
+                               dptrain::Momentum{}, svrg.worker())
+      .fit(model, theta, data, svrg, epochs);
+  REQUIRE(epochs.at_8 >= 0);
+  CHECK(epochs.at_8 - epochs.at_1 == 0);
+  CHECK(svrg.anchor().refreshes == 10);
+}
+
 TEST_CASE("BackupWorkers: steps make no heap allocation", "[trainer][allocation][synchronizers]") {
   const dptrain::Index threads = GENERATE(1, 2, 3);
   check_backup_workers(dptrain::Mlp<float>({6, 16, 3}), test::cluster_data<float>(230, 6, 3, 2), threads);
