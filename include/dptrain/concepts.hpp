@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "dptrain/core/batch.hpp"
 #include "dptrain/core/communication.hpp"
 #include "dptrain/core/gradient_buffers.hpp"
 #include "dptrain/core/run_length.hpp"
@@ -217,6 +218,49 @@ concept SparseGradient = Model<M> &&
 };
 
 /**
+ * @brief A model whose gradient on a sample is x̃ᵢ ⊗ rᵢ: its input (and a 1 for the biases)
+ * times rᵢ, the derivative of its loss by its k linear outputs (its residuals).
+ *
+ * - `m.residual_width()`: k;
+ * - `m.loss_and_residuals(θ, batch, out, ws)`: returns the batch's summed loss and writes row i
+ *   of `out` (a RowMatrixMap of batch.size() × k) with sample i's residuals at θ;
+ * - `m.add_residual_gradient(batch, residuals, grad, ws)`: adds Σᵢ x̃ᵢ ⊗ rᵢ for the residuals
+ *   given (a ConstRowMatrixMap), the gradient at any θ where they are the batch's.
+ *
+ * Optional for a Model: the linear models have it (LinearRegression, LogisticRegression,
+ * SoftmaxRegression and their sparse twins). Sag and Saga need it: their GradientTable stores a
+ * sample's gradient as its k residuals, n·k numbers for the data set instead of n·d. Both
+ * members allocate nothing; loss_and_residuals followed by add_residual_gradient must give
+ * loss_and_gradient's gradient (tests/workers/gradient_table_test.cpp checks each model).
+ *
+ * @code
+ * // ResidualGradient: the Line's gradient is Σ rᵢ·xᵢ with rᵢ = w·xᵢ − yᵢ.
+ * struct ResidualLine : Line {
+ *   dptrain::Index residual_width() const { return 1; }
+ *   double loss_and_residuals(dptrain::ConstVectorRef<double> w, const batch_type& b, dptrain::RowMatrixMap<double> r,
+ *                             workspace_type& ws) const {
+ *     r.col(0) = b.features.col(0) * w[0] - b.targets;
+ *     return loss(w, b, ws);
+ *   }
+ *   void add_residual_gradient(const batch_type& b, dptrain::ConstRowMatrixMap<double> r,
+ *                              dptrain::VectorRef<double> g, workspace_type&) const {
+ *     g[0] += b.features.col(0).dot(r.col(0));
+ *   }
+ * };
+ * static_assert(dptrain::ResidualGradient<ResidualLine>);
+ * @endcode
+ */
+template <class M>
+concept ResidualGradient = Model<M> &&
+    requires(const M& m, ConstVectorRef<typename M::scalar_type> theta, const typename M::batch_type& batch,
+             RowMatrixMap<typename M::scalar_type> out, ConstRowMatrixMap<typename M::scalar_type> residuals,
+             VectorRef<typename M::scalar_type> grad, typename M::workspace_type& ws) {
+  { m.residual_width() } -> std::convertible_to<Index>;
+  { m.loss_and_residuals(theta, batch, out, ws) } -> std::convertible_to<typename M::scalar_type>;
+  m.add_residual_gradient(batch, residuals, grad, ws);
+};
+
+/**
  * @brief A model that can predict: `m.predict(θ, batch, out, ws)` writes one prediction per row
  * of the batch into `out` (the predicted class, or the predicted value for regression).
  *
@@ -301,7 +345,9 @@ concept DatasetOf = ContiguousRows<D, Batch> &&
  * numbered as the workers, except under BackupWorkers, whose pool of states any of its threads
  * takes: a Worker that acts per worker asks dptrain::current_worker() when it runs), a state `s` with
  * - `s.zero()`: clear the gradient, loss and sample count (start of a step);
- * - `s.accumulate(model, θ, batch)`: add one micro-batch's gradient and loss;
+ * - `s.accumulate(model, θ, batch)`: add one micro-batch's gradient and loss; or
+ *   `s.accumulate(model, θ, batch, ids)` with the data set rows of the batch's samples
+ *   (IndexedWorkerState), which the trainer then calls instead;
  * - `s.gradient()`: the summed gradient, a cache-line aligned `VectorMap` of length n, always
  *   the same memory; the trainer calls it after a step's last accumulate() and before the
  *   aggregator reads that memory, so a state may finish its sum there (GradientWorker zeroes a
@@ -333,13 +379,53 @@ concept DatasetOf = ContiguousRows<D, Batch> &&
  * static_assert(dptrain::Worker<CountingWorker, Line>);
  * @endcode
  */
+/**
+ * @brief A Worker state that takes the data set rows of each micro-batch: `s.accumulate(model, θ,
+ * batch, ids)`, ids[i] the row batch row i was read from (SampleIds). For a worker that keeps
+ * something per sample (GradientTable's, for Sag and Saga). Each sample is in one micro-batch of
+ * a step, at any thread count: the states of one step see disjoint rows.
+ *
+ * @code
+ * // IndexedWorkerState: a worker that counts each sample's visits.
+ * struct VisitCountingWorker {
+ *   std::vector<int>* visits;
+ *   template <class M>
+ *   struct State {
+ *     decltype(dptrain::GradientWorker{}.make(std::declval<const M&>(), 0, 0)) inner;
+ *     std::vector<int>* visits;
+ *     void zero() { inner.zero(); }
+ *     void accumulate(const M& m, dptrain::ConstVectorRef<typename M::scalar_type> theta,
+ *                     const typename M::batch_type& batch, dptrain::SampleIds ids) {
+ *       for (dptrain::Index i = 0; i < ids.size(); ++i) ++(*visits)[static_cast<std::size_t>(ids[i])];
+ *       inner.accumulate(m, theta, batch);
+ *     }
+ *     dptrain::VectorMap<typename M::scalar_type> gradient() { return inner.gradient(); }
+ *     double loss() const { return inner.loss(); }
+ *     dptrain::Index samples() const { return inner.samples(); }
+ *   };
+ *   template <class M>
+ *   State<M> make(const M& model, dptrain::Index rank, dptrain::Index max_rows) const {
+ *     return {dptrain::GradientWorker{}.make(model, rank, max_rows), visits};
+ *   }
+ * };
+ * static_assert(dptrain::Worker<VisitCountingWorker, Line>);
+ * @endcode
+ */
+template <class S, class M>
+concept IndexedWorkerState = Model<M> && requires(S& s, const M& m, ConstVectorRef<typename M::scalar_type> theta,
+                                                  const typename M::batch_type& batch, SampleIds ids) {
+  s.accumulate(m, theta, batch, ids);
+};
+
 template <class W, class M>
 concept Worker = Model<M> && requires(const W& w, const M& m, Index i) {
   w.make(m, i, i);
 } && requires(decltype(std::declval<const W&>().make(std::declval<const M&>(), Index{}, Index{}))& s, const M& m,
               ConstVectorRef<typename M::scalar_type> theta, const typename M::batch_type& batch) {
   s.zero();
-  s.accumulate(m, theta, batch);
+  requires IndexedWorkerState<std::remove_reference_t<decltype(s)>, M> || requires {
+    s.accumulate(m, theta, batch);
+  };
   { s.gradient() } -> std::same_as<VectorMap<typename M::scalar_type>>;
   { s.loss() } -> std::convertible_to<double>;
   { s.samples() } -> std::convertible_to<Index>;
@@ -515,6 +601,18 @@ concept UpdatesSlices = requires(const O& o, const UpdateSlice<float, O::state_s
  */
 template <class O>
 concept Optimizer = std::copy_constructible<O> && OptimizerHyperparameters<O> && UpdatesSlices<O>;
+
+/// An Optimizer whose gradient must be a GradientTable's (Sag, Saga: `static constexpr bool
+/// reads_gradient_table = true`), and a Worker policy whose gradients only such an optimizer can
+/// use (GradientTableWorker: `fills_gradient_table`); fit() refuses one without the other.
+template <class O>
+concept ReadsGradientTable = requires {
+  requires O::reads_gradient_table;
+};
+template <class W>
+concept FillsGradientTable = requires {
+  requires W::fills_gradient_table;
+};
 
 /**
  * @brief A learning-rate schedule: `s.factor(step)` multiplies the optimizer's lr at the

@@ -75,10 +75,12 @@
 #include "dptrain/optimizers/linear_scaling_schedule.hpp"
 #include "dptrain/optimizers/momentum.hpp"
 #include "dptrain/optimizers/rmsprop.hpp"
+#include "dptrain/optimizers/saga.hpp"
 #include "dptrain/optimizers/sgd.hpp"
 #include "dptrain/optimizers/step_schedule.hpp"
 #include "dptrain/optimizers/warmup_schedule.hpp"
 
+#include "dptrain/workers/gradient_table.hpp"
 #include "dptrain/workers/gradient_worker.hpp"
 #include "dptrain/workers/straggler_worker.hpp"
 #include "dptrain/workers/svrg.hpp"

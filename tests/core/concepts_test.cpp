@@ -2,6 +2,8 @@
 // concepts.hpp: the short conforming example of each concept (the same code as its documentation).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <span>
 #include <vector>
@@ -85,6 +87,22 @@ struct SparseLine : Line {
 static_assert(dptrain::SparseGradient<SparseLine>);
 static_assert(!dptrain::SparseGradient<Line>);
 
+// ResidualGradient: the Line's gradient is Σ rᵢ·xᵢ with rᵢ = w·xᵢ − yᵢ.
+struct ResidualLine : Line {
+  dptrain::Index residual_width() const { return 1; }
+  double loss_and_residuals(dptrain::ConstVectorRef<double> w, const batch_type& b, dptrain::RowMatrixMap<double> r,
+                            workspace_type& ws) const {
+    r.col(0) = b.features.col(0) * w[0] - b.targets;
+    return loss(w, b, ws);
+  }
+  void add_residual_gradient(const batch_type& b, dptrain::ConstRowMatrixMap<double> r, dptrain::VectorRef<double> g,
+                             workspace_type&) const {
+    g[0] += b.features.col(0).dot(r.col(0));
+  }
+};
+static_assert(dptrain::ResidualGradient<ResidualLine>);
+static_assert(!dptrain::ResidualGradient<Line>);
+
 // DatasetOf: DenseDataset is the usual one; any type with these members is a data set.
 static_assert(dptrain::DatasetOf<dptrain::DenseDataset<double>, Line::batch_type>);
 
@@ -110,6 +128,58 @@ struct CountingWorker {
   }
 };
 static_assert(dptrain::Worker<CountingWorker, Line> && dptrain::WorkerPolicy<CountingWorker>);
+
+// IndexedWorkerState: a worker that counts each sample's visits.
+struct VisitCountingWorker {
+  std::vector<int>* visits;
+  template <class M>
+  struct State {
+    decltype(dptrain::GradientWorker{}.make(std::declval<const M&>(), 0, 0)) inner;
+    std::vector<int>* visits;
+    void zero() { inner.zero(); }
+    void accumulate(const M& m, dptrain::ConstVectorRef<typename M::scalar_type> theta,
+                    const typename M::batch_type& batch, dptrain::SampleIds ids) {
+      for (dptrain::Index i = 0; i < ids.size(); ++i) ++(*visits)[static_cast<std::size_t>(ids[i])];
+      inner.accumulate(m, theta, batch);
+    }
+    dptrain::VectorMap<typename M::scalar_type> gradient() { return inner.gradient(); }
+    double loss() const { return inner.loss(); }
+    dptrain::Index samples() const { return inner.samples(); }
+  };
+  template <class M>
+  State<M> make(const M& model, dptrain::Index rank, dptrain::Index max_rows) const {
+    return {dptrain::GradientWorker{}.make(model, rank, max_rows), visits};
+  }
+};
+static_assert(dptrain::Worker<VisitCountingWorker, Line> && dptrain::WorkerPolicy<VisitCountingWorker>);
+static_assert(dptrain::IndexedWorkerState<VisitCountingWorker::State<Line>, Line>);
+static_assert(!dptrain::IndexedWorkerState<CountingWorker::State<Line>, Line>);
+
+// Not an example: VisitCountingWorker, also counting batch rows whose feature (the row's number
+// in the test's data) is not the row it was told.
+struct RowMatchingWorker {
+  std::vector<int>* visits;
+  std::atomic<int>* mismatches;
+  template <class M>
+  struct State {
+    VisitCountingWorker::State<M> counting;
+    std::atomic<int>* mismatches;
+    void zero() { counting.zero(); }
+    void accumulate(const M& m, dptrain::ConstVectorRef<typename M::scalar_type> theta,
+                    const typename M::batch_type& batch, dptrain::SampleIds ids) {
+      for (dptrain::Index i = 0; i < batch.size(); ++i)
+        if (batch.features(i, 0) != static_cast<double>(ids[i])) ++*mismatches;
+      counting.accumulate(m, theta, batch, ids);
+    }
+    dptrain::VectorMap<typename M::scalar_type> gradient() { return counting.gradient(); }
+    double loss() const { return counting.loss(); }
+    dptrain::Index samples() const { return counting.samples(); }
+  };
+  template <class M>
+  State<M> make(const M& model, dptrain::Index rank, dptrain::Index max_rows) const {
+    return {VisitCountingWorker{visits}.make(model, rank, max_rows), mismatches};
+  }
+};
 
 // Partitioner: everything to the first worker.
 struct FirstTakesAll {
@@ -243,6 +313,47 @@ TEST_CASE("concepts: the SparseGradient example trains under Hogwild!, which ski
                                dptrain::Hogwild{})
       .fit(SparseLine{}, w, data);
   CHECK(w[0] == Approx(2.0).epsilon(1e-6));
+}
+
+TEST_CASE("concepts: the IndexedWorkerState example sees each sample once an epoch, as the rows it reads", "[core]") {
+  using namespace concepts_examples;
+  // x = the row's number: a row read is the row named only if its feature says so.
+  const dptrain::Index n = 61;
+  dptrain::RowMatrix<double> x(n, 1);
+  for (dptrain::Index i = 0; i < n; ++i) x(i, 0) = static_cast<double>(i);
+  const dptrain::DenseDataset<double> data{.features = x, .targets = dptrain::Vector<double>::Zero(n)};
+  const bool shuffle = GENERATE(false, true);
+  const dptrain::Index threads = GENERATE(1, 3), accumulation = GENERATE(1, 2);
+  std::vector<int> visits(static_cast<std::size_t>(n), 0);
+  std::atomic<int> mismatches{0};
+  dptrain::Vector<double> w = dptrain::Vector<double>::Zero(1);
+  dptrain::DataParallelTrainer({.threads = threads,
+                                .batch_size = 8,
+                                .epochs = 3,
+                                .shuffle = shuffle,
+                                .seed = 5,
+                                .accumulation_steps = accumulation},
+                               dptrain::Sgd{.lr = 1e-6}, RowMatchingWorker{&visits, &mismatches})
+      .fit(Line{}, w, data);
+  CHECK(std::ranges::count(visits, 3) == n);
+  CHECK(mismatches == 0);
+}
+
+TEST_CASE("concepts: the ResidualGradient example trains with Saga to the least-squares slope", "[core]") {
+  using namespace concepts_examples;
+  dptrain::RowMatrix<double> x(40, 1);
+  dptrain::Vector<double> y(40);
+  for (dptrain::Index i = 0; i < 40; ++i) {
+    x(i, 0) = 0.5 + 0.025 * static_cast<double>(i);
+    y[i] = 3 * x(i, 0) + 0.1 * std::sin(static_cast<double>(i));
+  }
+  const dptrain::DenseDataset<double> data{.features = x, .targets = y};
+  const ResidualLine model;
+  dptrain::GradientTable table(model, data);
+  dptrain::Vector<double> w = dptrain::Vector<double>::Zero(1);
+  dptrain::DataParallelTrainer({.threads = 2, .batch_size = 4, .epochs = 200}, dptrain::Saga{.lr = 0.2}, table.worker())
+      .fit(model, w, data, table);
+  CHECK(w[0] == Approx(x.col(0).dot(y) / x.col(0).squaredNorm()).epsilon(1e-10));
 }
 
 TEST_CASE("concepts: the DeclaresBiases example keeps its intercept out of the weight decay", "[core]") {

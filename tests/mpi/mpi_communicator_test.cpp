@@ -572,6 +572,22 @@ TEST_CASE("MpiCommunicator: Svrg on R ranks × T threads gives one process's the
   CHECK(test::relative_error(theta, expected) <= 1e-12);
 }
 
+TEST_CASE("MpiCommunicator: Sag and Saga's table with several ranks is refused on every rank", "[mpi][workers]") {
+  const auto data = test::cluster_data<double>(48, 5, 3, 11);
+  const dptrain::SoftmaxRegression<double> model(5, 3);
+  dptrain::Vector<double> theta = model.init_parameters();
+  dptrain::GradientTable table(model, data);
+  const auto fit = [&] {
+    dptrain::DataParallelTrainer({.threads = 2, .batch_size = 8}, dptrain::Saga{.lr = 0.1}, table.worker(),
+                                 dptrain::MpiCommunicator{})
+        .fit(model, theta, data, table);
+  };
+  if (world_size() == 1)
+    CHECK_NOTHROW(fit());
+  else
+    CHECK_THROWS_WITH(fit(), Contains("GradientTable runs in one process"));
+}
+
 TEST_CASE("MpiCommunicator: current_worker() is the global worker, rank · threads + thread", "[mpi][workers]") {
   const auto data = test::linear_data<double>(60, 3, 1);
   const dptrain::LinearRegression<double> model(3);

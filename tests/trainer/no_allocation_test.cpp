@@ -141,6 +141,25 @@ TEST_CASE("Svrg: steps and the anchor's refreshes make no heap allocation", "[tr
   CHECK(svrg.anchor().refreshes == 10);
 }
 
+TEST_CASE("Sag and Saga: steps make no heap allocation", "[trainer][allocation][optimizers]") {
+  const dptrain::Index threads = GENERATE(1, 2, 3);
+  const auto classes = test::cluster_data<float>(230, 6, 3, 2);
+  const auto check = [&](const auto& model, const auto& data, const auto& optimizer) {
+    dptrain::GradientTable table(model, data);  // the table is made here, before the fit
+    dptrain::Vector<float> theta = model.init_parameters(1);
+    AllocationWindow window;
+    dptrain::DataParallelTrainer({.threads = threads, .batch_size = 20, .epochs = 20, .max_steps = 120}, optimizer,
+                                 table.worker())
+        .fit(model, theta, data, table, window);
+    REQUIRE(window.at_100 >= 0);
+    CHECK(window.at_100 - window.at_10 == 0);
+  };
+  check(dptrain::SoftmaxRegression<float>(6, 3), classes, dptrain::Saga{.lr = 0.05});
+  check(dptrain::SoftmaxRegression<float>(6, 20), test::cluster_data<float>(230, 6, 20, 4),
+        dptrain::Sag{.lr = 0.05});  // more classes than the narrow kernels: GEMM
+  check(dptrain::LogisticRegression<float>(6), test::cluster_data<float>(230, 6, 2, 3), dptrain::Saga{.lr = 0.05});
+}
+
 TEST_CASE("BackupWorkers: steps make no heap allocation", "[trainer][allocation][synchronizers]") {
   const dptrain::Index threads = GENERATE(1, 2, 3);
   check_backup_workers(dptrain::Mlp<float>({6, 16, 3}), test::cluster_data<float>(230, 6, 3, 2), threads);

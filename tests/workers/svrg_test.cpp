@@ -5,45 +5,16 @@
 // refuses.
 #include <catch2/catch.hpp>
 
-#include <Eigen/Cholesky>
-
 #include "dptrain/dptrain.hpp"
 #include "support/data.hpp"
+#include "support/least_squares.hpp"
 #include "support/temp_dir.hpp"
 
 using dptrain::Index;
 using dptrain::Vector;
 
-namespace {
-
-// (1/n) Σ ½(wᵀx + b − y)² and its minimiser, from the normal equations.
-struct LeastSquares {
-  dptrain::DenseDataset<double> data = test::linear_data<double>(512, 8, 21, 0.5);
-  dptrain::LinearRegression<double> model{8};
-
-  [[nodiscard]] double mean_loss(const Vector<double>& theta) const {
-    auto ws = model.make_workspace(data.size());
-    return model.loss(theta, data.rows(0, data.size()), ws) / static_cast<double>(data.size());
-  }
-  [[nodiscard]] Vector<double> optimum() const {
-    dptrain::RowMatrix<double> a(data.size(), 9);
-    a << data.features, Vector<double>::Ones(data.size());
-    return (a.transpose() * a).ldlt().solve(a.transpose() * data.targets);
-  }
-};
-
-// Σ ∇ℓᵢ(θ) over rows [begin, begin + count).
-Vector<double> summed_gradient(const LeastSquares& p, const Vector<double>& theta, Index begin, Index count) {
-  Vector<double> g = Vector<double>::Zero(theta.size());
-  auto ws = p.model.make_workspace(count);
-  (void)p.model.loss_and_gradient(theta, p.data.rows(begin, count), g, ws);
-  return g;
-}
-
-}  // namespace
-
 TEST_CASE("Svrg: two steps are the hand-computed variance-reduced steps", "[workers][trainer]") {
-  const LeastSquares p;
+  const test::LeastSquares p;
   const double lr = 0.05;
   const Vector<double> theta0 = Vector<double>::LinSpaced(9, -0.5, 0.5);
   Vector<double> theta = theta0;
@@ -54,9 +25,12 @@ TEST_CASE("Svrg: two steps are the hand-computed variance-reduced steps", "[work
       .fit(p.model, theta, p.data, svrg);
   // The anchor is θ₀, so the first step is a full gradient step; the second corrects its
   // minibatch's gradient at θ₁ by the same minibatch's at θ₀ and by μ.
-  const Vector<double> mu = summed_gradient(p, theta0, 0, 512) / 512.0;
+  const Vector<double> mu = test::summed_gradient(p.model, p.data, theta0, 0, 512) / 512.0;
   const Vector<double> theta1 = theta0 - lr * mu;
-  const Vector<double> g2 = (summed_gradient(p, theta1, 256, 256) - summed_gradient(p, theta0, 256, 256)) / 256.0 + mu;
+  const Vector<double> g2 = (test::summed_gradient(p.model, p.data, theta1, 256, 256) -
+                             test::summed_gradient(p.model, p.data, theta0, 256, 256)) /
+                                256.0 +
+                            mu;
   const Vector<double> theta2 = theta1 - lr * g2;
   CHECK(test::relative_error(theta, theta2) < 1e-13);
   CHECK(test::relative_error(Vector<double>(svrg.anchor().mean_gradient.map()), mu) < 1e-13);
@@ -65,7 +39,7 @@ TEST_CASE("Svrg: two steps are the hand-computed variance-reduced steps", "[work
 
 TEST_CASE("Svrg: at the same gradient evaluations, a loss gap 100x below SGD's with a constant step",
           "[workers][trainer]") {
-  const LeastSquares p;
+  const test::LeastSquares p;
   const double best = p.mean_loss(p.optimum());
   const Index threads = GENERATE(1, 2);
   const double lr = 0.02;
@@ -87,7 +61,7 @@ TEST_CASE("Svrg: at the same gradient evaluations, a loss gap 100x below SGD's w
 }
 
 TEST_CASE("Svrg: the same theta within 1e-12 for 1 to 4 threads, with Sgd and with Momentum", "[workers][trainer]") {
-  const LeastSquares p;
+  const test::LeastSquares p;
   const auto train = [&](Index threads, const auto& optimizer) {
     Vector<double> theta = p.model.init_parameters();
     dptrain::Svrg svrg(p.model, p.data);
@@ -110,7 +84,7 @@ TEST_CASE("Svrg: the same theta within 1e-12 for 1 to 4 threads, with Sgd and wi
 }
 
 TEST_CASE("Svrg: the anchor is recomputed every period_epochs epochs, and at a fit's start", "[workers][trainer]") {
-  const LeastSquares p;
+  const test::LeastSquares p;
   Vector<double> theta = p.model.init_parameters();
   dptrain::Svrg svrg(p.model, p.data, {.period_epochs = 2});
   dptrain::DataParallelTrainer trainer({.threads = 2, .batch_size = 64, .epochs = 5}, dptrain::Sgd{.lr = 0.05},
@@ -134,7 +108,7 @@ TEST_CASE("Svrg: the anchor is recomputed every period_epochs epochs, and at a f
 
 TEST_CASE("Svrg: a run resumed from an epoch's checkpoint is the uninterrupted run, bit for bit",
           "[workers][trainer][checkpoint]") {
-  const LeastSquares p;
+  const test::LeastSquares p;
   const test::TempDir dir("svrg");
   const dptrain::Momentum momentum{.lr = 0.02, .momentum = 0.9};  // its state is in the checkpoint
   dptrain::TrainerOptions options{.threads = 2, .batch_size = 24, .epochs = 4, .seed = 3};

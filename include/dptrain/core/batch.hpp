@@ -4,6 +4,8 @@
 
 #include <Eigen/SparseCore>
 
+#include <span>
+
 #include "dptrain/core/types.hpp"
 
 namespace dptrain {
@@ -62,6 +64,23 @@ struct SparseBatch {
 
   /// The number of samples (rows).
   [[nodiscard]] Index size() const noexcept { return features.rows(); }
+};
+
+/**
+ * @brief The data set rows of a micro-batch, in its row order: ids[i] is the row that batch row i
+ * was read from (the rows of the data set this process was given). What a Worker state that
+ * takes them (IndexedWorkerState) is handed with each micro-batch: a list (a shuffled epoch's
+ * order) or a run of consecutive rows. A view; it allocates nothing.
+ */
+struct SampleIds {
+  std::span<const Index> list;  ///< the rows, or empty for the run first, first + 1, …
+  Index first = 0;              ///< the run's first row (when `list` is empty)
+  Index count = 0;              ///< the micro-batch's rows
+
+  [[nodiscard]] Index size() const noexcept { return count; }
+  [[nodiscard]] Index operator[](Index i) const noexcept {
+    return list.empty() ? first + i : list[static_cast<std::size_t>(i)];
+  }
 };
 
 }  // namespace dptrain

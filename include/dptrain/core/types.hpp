@@ -39,6 +39,14 @@ using VectorRef = Eigen::Ref<Vector<Scalar>>;
 template <class Scalar>
 using ConstVectorRef = Eigen::Ref<const Vector<Scalar>>;
 
+/// Mutable view of a row-major matrix held elsewhere, its rows contiguous (a model's residuals).
+template <class Scalar>
+using RowMatrixMap = Eigen::Map<RowMatrix<Scalar>>;
+
+/// Read-only view of a row-major matrix held elsewhere.
+template <class Scalar>
+using ConstRowMatrixMap = Eigen::Map<const RowMatrix<Scalar>>;
+
 /// Half-open range [begin, begin + size) of indices.
 struct IndexRange {
   Index begin = 0;

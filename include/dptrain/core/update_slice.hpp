@@ -29,8 +29,10 @@ struct UpdateSlice {
 
 /// Per-step values that every thread's update uses.
 struct StepInfo {
-  Index step = 1;   ///< 1-based count of optimizer steps, including this one (Adam's bias correction)
-  double lr = 0.0;  ///< learning rate for this step: the optimizer's lr times the schedule's factor
+  Index step = 1;           ///< 1-based count of optimizer steps, including this one (Adam's bias correction)
+  double lr = 0.0;          ///< learning rate for this step: the optimizer's lr times the schedule's factor
+  Index samples = 0;        ///< the samples whose gradients the step's g averages, over every process (|B|)
+  Index epoch_samples = 0;  ///< the samples of an epoch, over every process (n: Sag's and Saga's |B|/n)
 };
 
 }  // namespace dptrain

@@ -94,6 +94,14 @@ inline void check_labels(const char* model, const Eigen::Ref<const Vector<Label>
  * model's length, and a non-empty batch has the model's feature count, one target per row and
  * at most as many rows as the workspace was made for. Allocates only when it throws.
  */
+/// Residuals for a batch of `rows` samples must be rows × width (ResidualGradient).
+inline void check_residuals(const char* model, Index rows, Index width, Index got_rows, Index got_cols) {
+  if (got_rows != rows || got_cols != width)
+    throw invalid_argument(std::string("dptrain::") + model + ": the residuals are " + std::to_string(got_rows) +
+                           " x " + std::to_string(got_cols) + ", the batch needs " + std::to_string(rows) + " x " +
+                           std::to_string(width));
+}
+
 inline void check_call(const char* model, Index parameters, Index theta_size, Index grad_size, Index inputs, Index rows,
                        Index cols, Index targets, Index capacity) {
   if (theta_size != parameters)

@@ -93,6 +93,43 @@ class LinearRegression {
     return detail::models::squared_loss(r);
   }
 
+  /// 1: sample i's residual is wᵀxᵢ + b − yᵢ (ResidualGradient: the table of Sag and Saga keeps these, not gradients).
+  [[nodiscard]] Index residual_width() const noexcept { return 1; }
+
+  /**
+   * @brief Returns Σᵢ ℓ(xᵢ, yᵢ; θ) and writes row i of `out` (batch.size() × residual_width()):
+   * the derivative of sample i's loss by its linear outputs, so that its gradient is x̃ᵢ ⊗ rᵢ.
+   * Allocates nothing. @throws as loss_and_gradient(), or on `out` of another shape
+   */
+  Scalar loss_and_residuals(ConstVectorRef<Scalar> theta, const batch_type& batch, RowMatrixMap<Scalar> out,
+                            Workspace& ws) const {
+    const Index m = batch.size();
+    check(theta, num_parameters(), batch, ws);
+    detail::models::check_residuals("LinearRegression", m, residual_width(), out.rows(), out.cols());
+    if (m == 0) return Scalar(0);
+    Eigen::Map<Vector<Scalar>> r(out.data(), m);
+    residuals(theta, batch, r);
+    return detail::models::squared_loss(r);
+  }
+
+  /**
+   * @brief Adds Σᵢ x̃ᵢ ⊗ rᵢ to `grad` for the given residuals (batch.size() × residual_width()):
+   * the gradient at any θ where the batch's residuals are these. Allocates nothing.
+   * @throws dptrain::invalid_argument on a gradient of the wrong length, a batch with the wrong
+   * feature count or more rows than the workspace was made for, or residuals of another shape
+   */
+  void add_residual_gradient(const batch_type& batch, ConstRowMatrixMap<Scalar> residuals, VectorRef<Scalar> grad,
+                             Workspace& ws) const {
+    const Index m = batch.size();
+    detail::models::check_call("LinearRegression", num_parameters(), num_parameters(), grad.size(), inputs_, m,
+                               batch.features.cols(), m, ws.residuals.size());
+    detail::models::check_residuals("LinearRegression", m, residual_width(), residuals.rows(), residuals.cols());
+    if (m == 0) return;
+    const Eigen::Map<const Vector<Scalar>> r(residuals.data(), m);
+    grad.head(inputs_).noalias() += batch.features.transpose() * r;
+    grad[inputs_] += r.sum();
+  }
+
   /// Σᵢ ℓ(xᵢ, yᵢ; θ). Allocates nothing. @throws as loss_and_gradient().
   [[nodiscard]] Scalar loss(ConstVectorRef<Scalar> theta, const batch_type& batch, Workspace& ws) const {
     const Index m = batch.size();

@@ -126,6 +126,45 @@ class SparseSoftmaxRegression {
     for (Index c = 0; c < classes_; ++c) visit(inputs_ * classes_ + c);
   }
 
+  /// k: sample i's residuals are its class probabilities less its one-hot label (ResidualGradient: the table of Sag and
+  /// Saga keeps these, not gradients).
+  [[nodiscard]] Index residual_width() const noexcept { return classes_; }
+
+  /**
+   * @brief Returns Σᵢ ℓ(xᵢ, yᵢ; θ) and writes row i of `out` (batch.size() × residual_width()):
+   * the derivative of sample i's loss by its linear outputs, so that its gradient is x̃ᵢ ⊗ rᵢ.
+   * Allocates nothing. @throws as loss_and_gradient(), or on `out` of another shape
+   */
+  Scalar loss_and_residuals(ConstVectorRef<Scalar> theta, const batch_type& batch, RowMatrixMap<Scalar> out,
+                            Workspace& ws) const {
+    const Index m = batch.size();
+    check(theta, num_parameters(), batch, ws);
+    detail::models::check_residuals("SparseSoftmaxRegression", m, residual_width(), out.rows(), out.cols());
+    if (m == 0) return Scalar(0);
+    Eigen::Map<RowMatrix<Scalar>> z(out.data(), m, classes_);
+    scores(theta, batch, z);
+    return detail::models::softmax_cross_entropy<true, Scalar>(z, batch.targets);  // z is now P − Y
+  }
+
+  /**
+   * @brief Adds Σᵢ x̃ᵢ ⊗ rᵢ to `grad` for the given residuals (batch.size() × residual_width()):
+   * the gradient at any θ where the batch's residuals are these. Allocates nothing.
+   * @throws dptrain::invalid_argument on a gradient of the wrong length, a batch with the wrong
+   * feature count or more rows than the workspace was made for, or residuals of another shape
+   */
+  void add_residual_gradient(const batch_type& batch, ConstRowMatrixMap<Scalar> residuals, VectorRef<Scalar> grad,
+                             Workspace& ws) const {
+    const Index m = batch.size();
+    detail::models::check_call("SparseSoftmaxRegression", num_parameters(), num_parameters(), grad.size(), inputs_, m,
+                               batch.features.cols(), m, ws.scores.rows());
+    detail::models::check_residuals("SparseSoftmaxRegression", m, residual_width(), residuals.rows(), residuals.cols());
+    if (m == 0) return;
+    Eigen::Map<RowMatrix<Scalar>> grad_w(grad.data(), inputs_, classes_);
+    Eigen::Map<RowVector> grad_b(grad.data() + inputs_ * classes_, classes_);
+    detail::sparse::add_transposed_product<Scalar>(grad_w, batch.features, residuals);
+    for (Index i = 0; i < m; ++i) grad_b += residuals.row(i);
+  }
+
   /// Σᵢ ℓ(xᵢ, yᵢ; θ). Allocates nothing. @throws as loss_and_gradient().
   [[nodiscard]] Scalar loss(ConstVectorRef<Scalar> theta, const batch_type& batch, Workspace& ws) const {
     const Index m = batch.size();

@@ -185,6 +185,10 @@ class BackupWorkers::Loop {
       throw invalid_argument("dptrain::BackupWorkers: chunks must be in [0, " + std::to_string(max_chunks) + "], got " +
                              std::to_string(policy.chunks));
     if (!(policy.stall > 0)) throw invalid_argument("dptrain::BackupWorkers: stall must be positive");
+    if constexpr (ReadsGradientTable<typename Step::Optimizer>)
+      throw invalid_argument(
+          "dptrain::BackupWorkers may compute a chunk twice, which would store its samples' gradients twice; Sag "
+          "and Saga need the synchronous step");
     return policy.chunks > 0 ? policy.chunks : step.options().threads;
   }
 

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "dptrain/concepts.hpp"
 #include "dptrain/core/aligned_buffer.hpp"
 #include "dptrain/core/communication.hpp"
 #include "dptrain/core/errors.hpp"
@@ -92,6 +93,10 @@ struct BoundedStaleness {
       throw invalid_argument(
           "dptrain::BoundedStaleness: an adaptive partitioner learns at the barrier after each step's gradients, "
           "which this mode does not have; use EvenPartitioner or WeightedPartitioner");
+    if constexpr (ReadsGradientTable<typename Step::Optimizer>)
+      throw invalid_argument(
+          "dptrain::BoundedStaleness: Sag and Saga store each sample's gradient when it is computed, at a stale "
+          "theta, and move their mean only at the update; use the synchronous step");
     return Loop<Step>(step, *this);
   }
 

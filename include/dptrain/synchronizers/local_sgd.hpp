@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "dptrain/concepts.hpp"
 #include "dptrain/core/aligned_buffer.hpp"
 #include "dptrain/core/communication.hpp"
 #include "dptrain/core/errors.hpp"
@@ -89,6 +90,10 @@ struct LocalSgd {
       throw invalid_argument("dptrain::LocalSgd: period must be at least 1, got " + std::to_string(period));
     if (warmup_steps < 0)
       throw invalid_argument("dptrain::LocalSgd: warmup_steps must be >= 0, got " + std::to_string(warmup_steps));
+    if constexpr (ReadsGradientTable<typename Step::Optimizer>)
+      throw invalid_argument(
+          "dptrain::LocalSgd: Sag and Saga keep one mean of one table of per-sample gradients, which each replica "
+          "would move on its own; use the synchronous step");
     return Loop<Step>(step, *this);
   }
 };

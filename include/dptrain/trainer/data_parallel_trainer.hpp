@@ -399,7 +399,14 @@ class DataParallelTrainer<O, S, P, A, W, C, Y>::Run final : StepLog<typename M::
         throw invalid_argument("dptrain::DataParallelTrainer::resume: an optimizer buffer has " +
                                std::to_string(buffer.size()) + " values but theta has " +
                                std::to_string(theta_.size()));
-    state_.optimizer_state = from.optimizer_state;
+    if constexpr (ReadsGradientTable<O>) {
+      // ᾱ is the mean of a table the checkpoint does not hold: both start again at zero.
+      record_.report().notes.push_back(std::string(O::name) +
+                                       ": the table of per-sample gradients is not in the saved state; it and its "
+                                       "mean start again at zero from the resumed theta");
+    } else {
+      state_.optimizer_state = from.optimizer_state;
+    }
     state_.step = plan_.start().step;
     state_.epoch = plan_.start().epoch;
     state_.epoch_step = plan_.start().epoch_step;
@@ -485,6 +492,24 @@ void DataParallelTrainer<O, S, P, A, W, C, Y>::validate(const M& model, VectorRe
           "dptrain::DataParallelTrainer: Weighting::equal weights each worker's mean gradient alike, so with an "
           "adaptive partitioner "
           "the gradient would depend on timings; use Weighting::by_samples");
+  if constexpr (ReadsGradientTable<O> && !FillsGradientTable<W>)
+    throw invalid_argument(
+        "dptrain::DataParallelTrainer: Sag and Saga read a GradientTable's gradients; give the trainer its "
+        "worker (GradientTable::worker()) and the table as a callback");
+  if constexpr (FillsGradientTable<W> && !ReadsGradientTable<O>)
+    throw invalid_argument(
+        "dptrain::DataParallelTrainer: a GradientTable's worker computes each sample's gradient less the one it "
+        "stored, which only Sag or Saga can use");
+  if constexpr (ReadsGradientTable<O>) {
+    if (opt.weighting != Weighting::by_samples)
+      throw invalid_argument(
+          "dptrain::DataParallelTrainer: Sag and Saga need Weighting::by_samples: the mean of the stored "
+          "gradients moves by the step's exact mean over its samples");
+    if (opt.clip_norm > 0)
+      throw invalid_argument(
+          "dptrain::DataParallelTrainer: Sag and Saga cannot clip (clip_norm): the mean of the stored gradients "
+          "moves by the step's exact mean over its samples");
+  }
   data.validate();
   if (data.size() == 0) throw invalid_argument("dptrain::DataParallelTrainer: the data set is empty");
   if (theta.size() != model.num_parameters())

@@ -170,9 +170,11 @@ struct ArgumentCheck {
   static_assert(roles > 0 || !AggregatorRole<void>::template claims<T>,
                 "dptrain: the Aggregator policy must provide `template <class Scalar> VectorMap<Scalar> "
                 "all_reduce(const TeamMember&, const GradientBuffers<Scalar>&) const` for float and double");
-  static_assert(roles > 0 || !WorkerRole<void>::template claims<T>,
-                "dptrain: the Worker policy must provide `make(model, rank, max_rows)` returning a state with "
-                "zero(), accumulate(model, theta, batch), gradient(), loss() and samples()");
+  static_assert(
+      roles > 0 || !WorkerRole<void>::template claims<T>,
+      "dptrain: the Worker policy must provide `make(model, rank, max_rows)` returning a state with "
+      "zero(), accumulate(model, theta, batch) (or accumulate(model, theta, batch, ids)), gradient(), loss() and "
+      "samples()");
   static_assert(roles > 0 || !CommunicatorRole<void>::template claims<T>,
                 "dptrain: the Communicator policy must provide `connect(Index threads, const RunSignature&) "
                 "const` returning a ProcessGroup");

@@ -322,12 +322,19 @@ class TrainingStep {
   template <class Theta>
   StepScalars gradient(WorkerState& w, Buffer& buffer, const Theta& theta, Index s, Share share,
                        std::exception_ptr& failure) {
-    // θ, or what the caller's function of the micro-batch gives (see ChunkedStepParts).
-    const auto run = [&](const typename M::batch_type& batch) {
-      if constexpr (std::is_convertible_v<const Theta&, ConstVectorRef<Scalar>>)
-        w.accumulate(in_.model, theta, batch);
+    // θ, or what the caller's function of the micro-batch gives (see ChunkedStepParts); and the
+    // batch's rows to a state that takes them.
+    const auto run = [&](const typename M::batch_type& batch, SampleIds ids) {
+      const auto at = [&]() -> ConstVectorRef<Scalar> {
+        if constexpr (std::is_convertible_v<const Theta&, ConstVectorRef<Scalar>>)
+          return theta;
+        else
+          return ConstVectorMap<Scalar>(theta(batch));
+      };
+      if constexpr (IndexedWorkerState<WorkerState, M>)
+        w.accumulate(in_.model, at(), batch, ids);
       else
-        w.accumulate(in_.model, ConstVectorMap<Scalar>(theta(batch)), batch);
+        w.accumulate(in_.model, at(), batch);
     };
     w.zero();
     failure = nullptr;
@@ -339,10 +346,13 @@ class TrainingStep {
           const IndexRange part = cut(minibatch.size, share);
           if (part.empty()) continue;
           const IndexRange positions{minibatch.begin + part.begin, part.size};
-          if (in_.plan.shuffles())
-            run(in_.data.gather(in_.plan.samples(positions), buffer));
-          else
-            run(detail::read_rows(in_.data, positions.begin, positions.size, buffer));
+          if (in_.plan.shuffles()) {
+            const std::span<const Index> rows = in_.plan.samples(positions);
+            run(in_.data.gather(rows, buffer), SampleIds{rows, 0, positions.size});
+          } else {
+            run(detail::read_rows(in_.data, positions.begin, positions.size, buffer),
+                SampleIds{{}, positions.begin, positions.size});
+          }
         }
       } catch (...) {
         failure = std::current_exception();
@@ -420,9 +430,10 @@ class TrainingStep {
     double factor = outcome.scale;
     if (in_.options.clip_norm > 0 && outcome.norm > in_.options.clip_norm)
       factor *= in_.options.clip_norm / outcome.norm;
-    detail::scale_and_update(in_.optimizer, g, static_cast<Scalar>(factor),
-                             slice(g, theta, state, range, biases, std::make_integer_sequence<int, slots>{}),
-                             StepInfo{step, lr(step)});
+    detail::scale_and_update(
+        in_.optimizer, g, static_cast<Scalar>(factor),
+        slice(g, theta, state, range, biases, std::make_integer_sequence<int, slots>{}),
+        StepInfo{.step = step, .lr = lr(step), .samples = outcome.samples, .epoch_samples = epoch_samples()});
   }
 
   /// Worker me takes the outcome of its span's last step, and adds the loop's `counts` of its
@@ -564,6 +575,12 @@ class TrainingStep {
   [[nodiscard]] Slot& slot(Index rank) noexcept { return slots_[static_cast<std::size_t>(rank)]; }
   [[nodiscard]] const Slot& slot(Index rank) const noexcept { return slots_[static_cast<std::size_t>(rank)]; }
   [[nodiscard]] Index global_worker(Index rank) const noexcept { return in_.group.first_worker() + rank; }
+  // An epoch's samples over every process: this one's, times the processes when each has its own
+  // shard (then workers() counts only this process's).
+  [[nodiscard]] Index epoch_samples() const noexcept {
+    const bool sharded = in_.group.size() > 1 && in_.group.workers() == in_.options.threads;
+    return in_.plan.sampler().samples * (sharded ? in_.group.size() : 1);
+  }
 
   // The part of a minibatch of `batch` samples that `share` covers.
   [[nodiscard]] IndexRange cut(Index batch, Share share) const {
