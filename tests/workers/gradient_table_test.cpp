@@ -43,6 +43,10 @@ struct MeanCheck {
     error = test::relative_error(state, mean);
   }
 };
+template <class M, class D>
+MeanCheck<M, D> mean_check(const M& model, const D& data, const dptrain::GradientTable<M, D>& table) {
+  return {&model, &data, &table};
+}
 
 }  // namespace
 
@@ -123,7 +127,7 @@ TEST_CASE("Sag and Saga: ᾱ stays the mean of the stored gradients, shuffled, w
   const auto check = [&](const auto& optimizer) {
     Vector<double> theta = model.init_parameters();
     dptrain::GradientTable table(model, data);
-    MeanCheck mean{&model, &data, &table};
+    auto mean = mean_check(model, data, table);
     dptrain::DataParallelTrainer(options, optimizer, table.worker()).fit(model, theta, data, table, mean);
     CHECK(mean.error >= 0);
     CHECK(mean.error < 1e-12);
@@ -214,7 +218,7 @@ TEST_CASE("GradientTable: resume() starts the table and ᾱ again from the resum
   const auto resume = [&](const dptrain::TrainingState<double>& state, double* mean_error) {
     Vector<double> resumed = theta;
     dptrain::GradientTable fresh(model, data);
-    MeanCheck mean{&model, &data, &fresh};
+    auto mean = mean_check(model, data, fresh);
     const dptrain::FitReport report =
         dptrain::DataParallelTrainer(options, saga, fresh.worker()).resume(model, resumed, data, state, fresh, mean);
     CHECK(report.steps == 12);
