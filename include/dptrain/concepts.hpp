@@ -337,6 +337,44 @@ concept DatasetOf = ContiguousRows<D, Batch> &&
 // ---------------------------------------------------------------------------------------------
 
 /**
+ * @brief A Worker state that takes the data set rows of each micro-batch: `s.accumulate(model, θ,
+ * batch, ids)`, ids[i] the row batch row i was read from (SampleIds). For a worker that keeps
+ * something per sample (GradientTable's, for Sag and Saga). Each sample is in one micro-batch of
+ * a step, at any thread count: the states of one step see disjoint rows.
+ *
+ * @code
+ * // IndexedWorkerState: a worker that counts each sample's visits.
+ * struct VisitCountingWorker {
+ *   std::vector<int>* visits;
+ *   template <class M>
+ *   struct State {
+ *     decltype(dptrain::GradientWorker{}.make(std::declval<const M&>(), 0, 0)) inner;
+ *     std::vector<int>* visits;
+ *     void zero() { inner.zero(); }
+ *     void accumulate(const M& m, dptrain::ConstVectorRef<typename M::scalar_type> theta,
+ *                     const typename M::batch_type& batch, dptrain::SampleIds ids) {
+ *       for (dptrain::Index i = 0; i < ids.size(); ++i) ++(*visits)[static_cast<std::size_t>(ids[i])];
+ *       inner.accumulate(m, theta, batch);
+ *     }
+ *     dptrain::VectorMap<typename M::scalar_type> gradient() { return inner.gradient(); }
+ *     double loss() const { return inner.loss(); }
+ *     dptrain::Index samples() const { return inner.samples(); }
+ *   };
+ *   template <class M>
+ *   State<M> make(const M& model, dptrain::Index rank, dptrain::Index max_rows) const {
+ *     return {dptrain::GradientWorker{}.make(model, rank, max_rows), visits};
+ *   }
+ * };
+ * static_assert(dptrain::Worker<VisitCountingWorker, Line>);
+ * @endcode
+ */
+template <class S, class M>
+concept IndexedWorkerState = Model<M> && requires(S& s, const M& m, ConstVectorRef<typename M::scalar_type> theta,
+                                                  const typename M::batch_type& batch, SampleIds ids) {
+  s.accumulate(m, theta, batch, ids);
+};
+
+/**
  * @brief A Worker policy makes, for model type M, the states that compute local gradients: each
  * owns a gradient buffer and the model's workspace.
  *
@@ -379,44 +417,6 @@ concept DatasetOf = ContiguousRows<D, Batch> &&
  * static_assert(dptrain::Worker<CountingWorker, Line>);
  * @endcode
  */
-/**
- * @brief A Worker state that takes the data set rows of each micro-batch: `s.accumulate(model, θ,
- * batch, ids)`, ids[i] the row batch row i was read from (SampleIds). For a worker that keeps
- * something per sample (GradientTable's, for Sag and Saga). Each sample is in one micro-batch of
- * a step, at any thread count: the states of one step see disjoint rows.
- *
- * @code
- * // IndexedWorkerState: a worker that counts each sample's visits.
- * struct VisitCountingWorker {
- *   std::vector<int>* visits;
- *   template <class M>
- *   struct State {
- *     decltype(dptrain::GradientWorker{}.make(std::declval<const M&>(), 0, 0)) inner;
- *     std::vector<int>* visits;
- *     void zero() { inner.zero(); }
- *     void accumulate(const M& m, dptrain::ConstVectorRef<typename M::scalar_type> theta,
- *                     const typename M::batch_type& batch, dptrain::SampleIds ids) {
- *       for (dptrain::Index i = 0; i < ids.size(); ++i) ++(*visits)[static_cast<std::size_t>(ids[i])];
- *       inner.accumulate(m, theta, batch);
- *     }
- *     dptrain::VectorMap<typename M::scalar_type> gradient() { return inner.gradient(); }
- *     double loss() const { return inner.loss(); }
- *     dptrain::Index samples() const { return inner.samples(); }
- *   };
- *   template <class M>
- *   State<M> make(const M& model, dptrain::Index rank, dptrain::Index max_rows) const {
- *     return {dptrain::GradientWorker{}.make(model, rank, max_rows), visits};
- *   }
- * };
- * static_assert(dptrain::Worker<VisitCountingWorker, Line>);
- * @endcode
- */
-template <class S, class M>
-concept IndexedWorkerState = Model<M> && requires(S& s, const M& m, ConstVectorRef<typename M::scalar_type> theta,
-                                                  const typename M::batch_type& batch, SampleIds ids) {
-  s.accumulate(m, theta, batch, ids);
-};
-
 template <class W, class M>
 concept Worker = Model<M> && requires(const W& w, const M& m, Index i) {
   w.make(m, i, i);
