@@ -153,6 +153,26 @@ concept DeclaresBiases = Model<M> && requires(const M& m) {
 };
 
 /**
+ * @brief A model that names its parameter groups: `m.parameter_groups()` returns ranges of θ,
+ * increasing, that together cover every parameter once (an Mlp's W_l and b_l, say).
+ *
+ * Optional for a Model. An optimizer whose rule needs sums over a group (Lars and Lamb: the trust
+ * ratio of each layer, see SumsOverGroups) reads them; a model without it is one group, all of θ.
+ *
+ * @code
+ * // DeclaresParameterGroups: the line's slope and intercept as two groups.
+ * struct GroupedLine : LineWithIntercept {
+ *   std::vector<dptrain::IndexRange> parameter_groups() const { return {{0, 1}, {1, 1}}; }
+ * };
+ * static_assert(dptrain::DeclaresParameterGroups<GroupedLine>);
+ * @endcode
+ */
+template <class M>
+concept DeclaresParameterGroups = Model<M> && requires(const M& m) {
+  { m.parameter_groups() } -> std::convertible_to<std::vector<IndexRange>>;
+};
+
+/**
  * @brief A model that can write a batch's gradient instead of adding it:
  * `m.loss_and_gradient_overwrite(θ, batch, grad, ws)` stores Σ∇ℓ in grad, whatever grad held
  * (0 for an empty batch), and returns Σℓ.
@@ -602,6 +622,31 @@ concept UpdatesSlices = requires(const O& o, const UpdateSlice<float, O::state_s
 template <class O>
 concept Optimizer = std::copy_constructible<O> && OptimizerHyperparameters<O> && UpdatesSlices<O>;
 
+/**
+ * @brief An Optimizer whose rule needs sums over each of the model's parameter groups
+ * (DeclaresParameterGroups), such as the norms of a layer's weights and update for a trust ratio
+ * (Lars, Lamb).
+ *
+ * @par Requirements
+ * - `static constexpr int group_sums`: how many sums per group;
+ * - `void add_group_sums(const UpdateSlice<Scalar, state_slots>&, const StepInfo&, std::span<double> sums) const`
+ *   for float and double: adds the slice's terms (every element of one group) to `sums`; it may
+ *   update the slice's state (not θ).
+ *
+ * The trainer calls add_group_sums on every part of θ, sums the groups' terms over the threads and
+ * the processes, then calls `update(slice, info)` on every part with `info.group` the totals of the
+ * part's group. The sums are in double, and their order depends on how θ is sliced: different
+ * thread counts agree within rounding (1e-12 in double), not bit for bit.
+ */
+template <class O>
+concept SumsOverGroups = Optimizer<O> &&
+    requires(const O& o, const UpdateSlice<float, O::state_slots>& f, const UpdateSlice<double, O::state_slots>& d,
+             const StepInfo& info, std::span<double> sums) {
+  { O::group_sums } -> std::convertible_to<int>;
+  o.add_group_sums(f, info, sums);
+  o.add_group_sums(d, info, sums);
+};
+
 /// An Optimizer whose gradient must be a GradientTable's (Sag, Saga: `static constexpr bool
 /// reads_gradient_table = true`), and a Worker policy whose gradients only such an optimizer can
 /// use (GradientTableWorker: `fills_gradient_table`); fit() refuses one without the other.
@@ -677,6 +722,14 @@ concept ProcessGroup = requires(const G& g, const TeamMember& me, VectorMap<floa
   g.all_reduce(me, f);
   g.all_reduce(me, d);
   g.all_reduce(scalars);
+};
+
+/// A ProcessGroup that can sum a few doubles over the processes (optional: an optimizer that
+/// SumsOverGroups needs it with several processes): `g.all_reduce_values(values)`, called by thread
+/// 0 of every process with as many values, leaves the same sums in place on every process.
+template <class G>
+concept SumsValues = ProcessGroup<G> && requires(const G& g, std::span<double> values) {
+  g.all_reduce_values(values);
 };
 
 /**

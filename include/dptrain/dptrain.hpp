@@ -71,6 +71,8 @@
 #include "dptrain/optimizers/adamw.hpp"
 #include "dptrain/optimizers/constant_schedule.hpp"
 #include "dptrain/optimizers/cosine_schedule.hpp"
+#include "dptrain/optimizers/lamb.hpp"
+#include "dptrain/optimizers/lars.hpp"
 #include "dptrain/optimizers/linear_scaling.hpp"
 #include "dptrain/optimizers/linear_scaling_schedule.hpp"
 #include "dptrain/optimizers/momentum.hpp"

@@ -64,6 +64,12 @@ struct LineWithIntercept : Line {
   std::vector<dptrain::IndexRange> bias_ranges() const { return {{.begin = 1, .size = 1}}; }
 };
 static_assert(dptrain::DeclaresBiases<LineWithIntercept>);
+
+// DeclaresParameterGroups: the line's slope and intercept as two groups.
+struct GroupedLine : LineWithIntercept {
+  std::vector<dptrain::IndexRange> parameter_groups() const { return {{0, 1}, {1, 1}}; }
+};
+static_assert(dptrain::DeclaresParameterGroups<GroupedLine>);
 static_assert(!dptrain::DeclaresBiases<Line>);
 
 // OverwritesGradient: the Line, writing its one gradient element.

@@ -66,6 +66,19 @@ struct FailingOnRank : dptrain::LinearRegression<double> {
   }
 };
 
+// One process's equivalent of training on `full`'s shards (shard_of) with minibatches of `batch`
+// on every rank, unshuffled: the ranks' k-th minibatches side by side, as one minibatch of
+// ranks × batch rows. Rank r's local row p is row r + p·ranks of the full set.
+template <class Data>
+Data sharded_minibatches_side_by_side(const Data& full, Index batch) {
+  const Index ranks = world_size(), shard_rows = full.size() / ranks;
+  std::vector<Index> order;
+  for (Index first = 0; first < shard_rows; first += batch)
+    for (Index r = 0; r < ranks; ++r)
+      for (Index p = first; p < std::min(first + batch, shard_rows); ++p) order.push_back(r + p * ranks);
+  return dptrain::subset(full, order);
+}
+
 struct StopAtStep {
   int rank = 0;
   Index step = 4;
@@ -401,13 +414,7 @@ TEST_CASE("MpiCommunicator: sharded data trains as one worker on every rank's mi
   // 47 rows: shards of 47, 23 or 15 rows, each ending in a partial minibatch of 3.
   const auto full = test::cluster_data<double>(47, 5, 3, 11);
   const Index shard_rows = full.size() / ranks;
-  // One process's equivalent: the ranks' k-th minibatches side by side, as one minibatch of
-  // ranks × batch rows. Rank r's local row p is row r + p·ranks of the full set (shard_of).
-  std::vector<Index> order;
-  for (Index first = 0; first < shard_rows; first += batch)
-    for (Index r = 0; r < ranks; ++r)
-      for (Index p = first; p < std::min(first + batch, shard_rows); ++p) order.push_back(r + p * ranks);
-  const auto side_by_side = dptrain::subset(full, order);
+  const auto side_by_side = sharded_minibatches_side_by_side(full, batch);
   const dptrain::Mlp<double> model({5, 7, 3});
   const dptrain::Adam adam{.lr = 0.01};
   dptrain::TrainerOptions options{.threads = 1,
@@ -572,7 +579,28 @@ TEST_CASE("MpiCommunicator: Svrg on R ranks × T threads gives one process's the
   CHECK(test::relative_error(theta, expected) <= 1e-12);
 }
 
-TEST_CASE("MpiCommunicator: Sag and Saga's table with several ranks is refused on every rank", "[mpi][workers]") {
+TEST_CASE("MpiCommunicator: Lars and Lamb on R ranks × T threads give one process's theta within 1e-12",
+          "[mpi][optimizers]") {
+  const Index threads = GENERATE(1, 2, 3);
+  // 387 parameters in 4 groups (W₀, b₀, W₁, b₁): each rank sums its own part of every group it meets.
+  const dptrain::Mlp<double> model({20, 16, 3});
+  const auto data = test::cluster_data<double>(150, 20, 3, 8);
+  const auto check = [&](const auto& optimizer) {
+    dptrain::TrainerOptions options{.threads = 1, .batch_size = 30, .epochs = 3, .seed = 5};
+    dptrain::Vector<double> expected = model.init_parameters(2);
+    dptrain::DataParallelTrainer(options, optimizer).fit(model, expected, data);
+    options.threads = threads;
+    dptrain::Vector<double> theta = model.init_parameters(2);
+    dptrain::DataParallelTrainer(options, optimizer, dptrain::MpiCommunicator{}).fit(model, theta, data);
+    CHECK(test::relative_error(theta, model.init_parameters(2)) > 1e-3);  // it trained
+    CHECK(test::relative_error(theta, expected) <= 1e-12);
+  };
+  check(dptrain::Lars{.lr = 2.0, .weight_decay = 1e-3, .trust_coefficient = 0.02});
+  check(dptrain::Lamb{.lr = 0.02, .weight_decay = 0.01});
+}
+
+TEST_CASE("MpiCommunicator: Sag and Saga with replicated data on several ranks are refused on every rank",
+          "[mpi][workers]") {
   const auto data = test::cluster_data<double>(48, 5, 3, 11);
   const dptrain::SoftmaxRegression<double> model(5, 3);
   dptrain::Vector<double> theta = model.init_parameters();
@@ -585,7 +613,36 @@ TEST_CASE("MpiCommunicator: Sag and Saga's table with several ranks is refused o
   if (world_size() == 1)
     CHECK_NOTHROW(fit());
   else
-    CHECK_THROWS_WITH(fit(), Contains("GradientTable runs in one process"));
+    CHECK_THROWS_WITH(fit(), Contains("need sharded data"));
+}
+
+TEST_CASE("MpiCommunicator: Sag and Saga on sharded data give one process's theta within 1e-12", "[mpi][workers]") {
+  const Index ranks = world_size(), rank = world_rank();
+  const Index threads = GENERATE(1, 2);
+  const Index batch = 4;
+  // Each rank's table holds the rows of its own shard, whose samples never change owner.
+  const auto full = test::cluster_data<double>(47, 5, 3, 11);
+  const auto side_by_side = sharded_minibatches_side_by_side(full, batch);
+  const auto mine = dptrain::shard_of(full, rank, ranks);
+  const dptrain::SoftmaxRegression<double> model(5, 3);
+  const auto check = [&](const auto& optimizer) {
+    dptrain::TrainerOptions options{.threads = 1, .batch_size = batch * ranks, .epochs = 4, .shuffle = false};
+    dptrain::Vector<double> expected = model.init_parameters(3);
+    dptrain::GradientTable whole(model, side_by_side);
+    dptrain::DataParallelTrainer(options, optimizer, whole.worker()).fit(model, expected, side_by_side, whole);
+
+    options.threads = threads;
+    options.batch_size = batch;
+    dptrain::Vector<double> theta = model.init_parameters(3);
+    dptrain::GradientTable table(model, mine);
+    dptrain::DataParallelTrainer(options, optimizer, table.worker(),
+                                 dptrain::MpiCommunicator{.data = dptrain::MpiData::sharded})
+        .fit(model, theta, mine, table);
+    CHECK(test::relative_error(theta, model.init_parameters(3)) > 1e-3);  // it trained
+    CHECK(test::relative_error(theta, expected) <= 1e-12);
+  };
+  check(dptrain::Saga{.lr = 0.1});
+  check(dptrain::Sag{.lr = 0.05});
 }
 
 TEST_CASE("MpiCommunicator: current_worker() is the global worker, rank · threads + thread", "[mpi][workers]") {

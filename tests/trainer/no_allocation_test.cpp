@@ -160,6 +160,20 @@ TEST_CASE("Sag and Saga: steps make no heap allocation", "[trainer][allocation][
   check(dptrain::LogisticRegression<float>(6), test::cluster_data<float>(230, 6, 2, 3), dptrain::Saga{.lr = 0.05});
 }
 
+TEST_CASE("Lars and Lamb: steps make no heap allocation", "[trainer][allocation][optimizers]") {
+  const dptrain::Index threads = GENERATE(1, 2, 3);
+  // The groups' sums live in buffers sized before the first step; the Mlp's 4 groups cross the
+  // threads' slices, the softmax is one group.
+  const auto classes = test::cluster_data<float>(230, 6, 3, 2);
+  check_no_allocation<dptrain::ReduceScatterAggregator>(dptrain::Mlp<float>({6, 16, 3}), classes, threads,
+                                                        dptrain::Lars{.lr = 1.0});
+  check_no_allocation<dptrain::ReduceScatterAggregator>(dptrain::Mlp<float>({6, 16, 3}), classes, threads,
+                                                        dptrain::Lamb{.weight_decay = 0.01},
+                                                        dptrain::WaitPolicy::spin_then_sleep);
+  check_no_allocation<dptrain::RingAllReduceAggregator>(dptrain::SoftmaxRegression<float>(6, 3), classes, threads,
+                                                        dptrain::Lamb{});
+}
+
 TEST_CASE("BackupWorkers: steps make no heap allocation", "[trainer][allocation][synchronizers]") {
   const dptrain::Index threads = GENERATE(1, 2, 3);
   check_backup_workers(dptrain::Mlp<float>({6, 16, 3}), test::cluster_data<float>(230, 6, 3, 2), threads);

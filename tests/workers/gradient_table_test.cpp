@@ -254,6 +254,9 @@ TEST_CASE("Sag and Saga: what does not fit them is refused, with a sentence", "[
   dptrain::TrainerOptions clipped = options;
   clipped.clip_norm = 1;
   refused(dptrain::DataParallelTrainer(clipped, dptrain::Saga{}, table.worker()), "clip_norm");
+  dptrain::TrainerOptions skipping = options;
+  skipping.on_non_finite = dptrain::NonFinitePolicy::skip;
+  refused(dptrain::DataParallelTrainer(skipping, dptrain::Sag{}, table.worker()), "NonFinitePolicy::skip");
   refused(dptrain::DataParallelTrainer(options, dptrain::Saga{}, table.worker(), dptrain::BackupWorkers{}), "twice");
   refused(dptrain::DataParallelTrainer(options, dptrain::Saga{}, table.worker(), dptrain::LocalSgd{.period = 2}),
           "replica");

@@ -33,6 +33,9 @@ struct StepInfo {
   double lr = 0.0;          ///< learning rate for this step: the optimizer's lr times the schedule's factor
   Index samples = 0;        ///< the samples whose gradients the step's g averages, over every process (|B|)
   Index epoch_samples = 0;  ///< the samples of an epoch, over every process (n: Sag's and Saga's |B|/n)
+  /// For an optimizer that SumsOverGroups, in update(): the totals of the slice's parameter
+  /// group, group_sums values (empty otherwise).
+  std::span<const double> group = {};
 };
 
 }  // namespace dptrain

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Internals shared by the optimizers and schedules: an exact sqrt functor, the split of a slice at
-// its biases, the trainer's blockwise update of a slice and hyperparameter checks.
+// its biases, the trainer's blockwise update of a slice (and of its parameter groups), squared
+// norms and hyperparameter checks.
 #pragma once
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "dptrain/core/errors.hpp"
@@ -76,34 +78,107 @@ void update_sparing_biases(const O& o, const UpdateSlice<Scalar, Slots>& s, cons
 inline constexpr Index update_block_bytes = 32 * 1024;
 
 /**
- * @brief The trainer's update of a slice: `grad` (the slice's gradient, which s.grad views) times
- * `scale`, in place, then `o.update`, block by block (update_block_bytes of each vector).
+ * @brief A part of a thread's slice of θ that lies in one parameter group (DeclaresParameterGroups),
+ * for an optimizer that SumsOverGroups: where the part's sums go.
+ */
+struct GroupPiece {
+  IndexRange range;     ///< relative to the slice's start
+  Index group = 0;      ///< the parameter group, an index into the model's parameter_groups()
+  bool counted = true;  ///< whether this process adds the part's sums (each process sums its own part of θ)
+};
+
+/**
+ * @brief Calls `f(part, at, piece)` for the blocks of slice `s`, in order: `part` views elements
+ * `at` of s (update_block_bytes of each vector at most), `piece` points to the GroupPiece that
+ * holds them (null when `pieces` is empty; non-empty, they tile s).
  *
  * A rule written as whole-vector expressions (Momentum's v = μv + g, then θ −= lr·v) reads every
  * vector from L3 once per expression when the slice outgrows L2; a block's scaling and all of its
  * passes find it in L2 (a block of four vectors is 128 KiB), and its eight pages a vector keep the
  * hardware prefetchers streaming (blocks of 4 KiB were slower than whole passes where the data
  * came from L3 either way). Blocks are also cut at the bias ranges, so that each part is all bias
- * (its biases the whole part) or none. Rules are elementwise (the Optimizer concept) and their
- * square roots exact, so the blocks change no bit of any element.
+ * (its biases the whole part) or none, and at the pieces' edges. Rules are elementwise (the
+ * Optimizer concept) and their square roots exact, so the blocks change no bit of any element.
+ */
+template <class Scalar, int Slots, class F>
+void for_each_block(const UpdateSlice<Scalar, Slots>& s, std::span<const GroupPiece> pieces, F&& f) {
+  constexpr Index block = update_block_bytes / static_cast<Index>(sizeof(Scalar));
+  const Index n = s.theta.size();
+  auto bias = s.biases.begin();
+  auto piece = pieces.begin();
+  for (Index at = 0; at < n;) {
+    while (bias != s.biases.end() && bias->end() <= at) ++bias;
+    while (piece != pieces.end() && piece->range.end() <= at) ++piece;
+    const bool in_bias = bias != s.biases.end() && bias->begin <= at;
+    Index end = std::min(n, (at / block + 1) * block);  // block ends stay aligned after a cut
+    if (bias != s.biases.end()) end = std::min(end, in_bias ? bias->end() : bias->begin);
+    if (piece != pieces.end()) end = std::min(end, piece->range.end());
+    UpdateSlice<Scalar, Slots> part = slice_part(s, {at, end - at});
+    const IndexRange whole{0, end - at};
+    if (in_bias) part.biases = std::span<const IndexRange>(&whole, 1);
+    f(part, IndexRange{at, end - at}, piece != pieces.end() ? &*piece : nullptr);
+    at = end;
+  }
+}
+
+/**
+ * @brief The trainer's update of a slice: `grad` (the slice's gradient, which s.grad views) times
+ * `scale`, in place, then `o.update`, block by block (for_each_block).
  */
 template <class O, class Scalar, int Slots>
 void scale_and_update(const O& o, VectorMap<Scalar> grad, Scalar scale, const UpdateSlice<Scalar, Slots>& s,
                       const StepInfo& info) {
-  constexpr Index block = update_block_bytes / static_cast<Index>(sizeof(Scalar));
-  const Index n = s.theta.size();
-  auto bias = s.biases.begin();
-  for (Index at = 0; at < n;) {
-    while (bias != s.biases.end() && bias->end() <= at) ++bias;
-    const bool in_bias = bias != s.biases.end() && bias->begin <= at;
-    Index end = std::min(n, (at / block + 1) * block);  // block ends stay aligned after a bias
-    if (bias != s.biases.end()) end = std::min(end, in_bias ? bias->end() : bias->begin);
-    grad.segment(at, end - at) *= scale;
-    UpdateSlice<Scalar, Slots> part = slice_part(s, {at, end - at});
-    const IndexRange whole{0, end - at};
-    if (in_bias) part.biases = std::span<const IndexRange>(&whole, 1);
+  for_each_block(s, {}, [&](const UpdateSlice<Scalar, Slots>& part, IndexRange at, const GroupPiece*) {
+    grad.segment(at.begin, at.size) *= scale;
     o.update(part, info);
-    at = end;
+  });
+}
+
+/**
+ * @brief The first half of the update of an optimizer `o` that SumsOverGroups: `grad` times
+ * `scale` in place, then `o.add_group_sums` block by block, into the piece's group of `sums`
+ * (group_sums values a group) where the piece is counted, into `scratch` where not.
+ */
+template <class O, class Scalar, int Slots>
+void scale_and_add_group_sums(const O& o, VectorMap<Scalar> grad, Scalar scale, const UpdateSlice<Scalar, Slots>& s,
+                              std::span<const GroupPiece> pieces, const StepInfo& info, std::span<double> sums,
+                              std::span<double> scratch) {
+  constexpr auto width = static_cast<std::size_t>(O::group_sums);
+  for_each_block(s, pieces, [&](const UpdateSlice<Scalar, Slots>& part, IndexRange at, const GroupPiece* piece) {
+    grad.segment(at.begin, at.size) *= scale;
+    o.add_group_sums(part, info,
+                     piece->counted ? sums.subspan(static_cast<std::size_t>(piece->group) * width, width) : scratch);
+  });
+}
+
+/// The second half: `o.update` block by block, with StepInfo::group the totals of the piece's
+/// group in `totals` (group_sums values a group, summed over θ).
+template <class O, class Scalar, int Slots>
+void update_groups(const O& o, const UpdateSlice<Scalar, Slots>& s, std::span<const GroupPiece> pieces, StepInfo info,
+                   std::span<const double> totals) {
+  constexpr auto width = static_cast<std::size_t>(O::group_sums);
+  for_each_block(s, pieces, [&](const UpdateSlice<Scalar, Slots>& part, IndexRange, const GroupPiece* piece) {
+    info.group = totals.subspan(static_cast<std::size_t>(piece->group) * width, width);
+    o.update(part, info);
+  });
+}
+
+/// Σvᵢ² in double; float squares are summed in blocks that Eigen vectorizes.
+template <class Scalar>
+[[nodiscard]] double squared_norm(ConstVectorMap<Scalar> v) {
+  if constexpr (!std::is_same_v<Scalar, float>) {
+    return static_cast<double>(v.squaredNorm());
+  } else {
+    // A double cast of every value runs scalar: it was most of the trainer's own time per
+    // step. A block whose float sum overflows is summed again in double.
+    constexpr Index block = 1024;
+    double sum = 0;
+    for (Index begin = 0; begin < v.size(); begin += block) {
+      const auto part = v.segment(begin, std::min(block, v.size() - begin));
+      const float partial = part.squaredNorm();
+      sum += std::isfinite(partial) ? static_cast<double>(partial) : part.template cast<double>().squaredNorm();
+    }
+    return sum;
   }
 }
 

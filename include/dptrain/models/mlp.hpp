@@ -149,6 +149,17 @@ class Mlp {
     for (Index l = 0; l < layers(); ++l) ranges.push_back({.begin = bias_offset(l), .size = width(l + 1)});
     return ranges;
   }
+  /// Every layer's W_l and b_l, each a group of its own, in θ's order (DeclaresParameterGroups): the
+  /// layers whose trust ratios Lars and Lamb take, tensor by tensor as PyTorch's parameters are.
+  [[nodiscard]] std::vector<IndexRange> parameter_groups() const {
+    std::vector<IndexRange> groups;
+    groups.reserve(static_cast<std::size_t>(2 * layers()));
+    for (Index l = 0; l < layers(); ++l) {
+      groups.push_back({.begin = weights_offset(l), .size = width(l) * width(l + 1)});
+      groups.push_back({.begin = bias_offset(l), .size = width(l + 1)});
+    }
+    return groups;
+  }
 
   /// Scratch memory for batches of up to `max_rows` ≥ 0 samples (the only allocation).
   /// @throws dptrain::invalid_argument if max_rows < 0.

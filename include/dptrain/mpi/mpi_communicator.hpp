@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -145,6 +146,11 @@ struct MpiCommunicator {
           all_reduce_on(s.comm, static_cast<Scalar*>(s.shards[piece.shard].data) + piece.offset, piece.size);
       }
       me.barrier();  // every sum is back
+    }
+
+    /// Thread 0 of each rank: `values` summed over the ranks in place (Lars' and Lamb's group sums).
+    void all_reduce_values(std::span<double> values) const {
+      all_reduce_on(state_->comm, values.data(), static_cast<Index>(values.size()));
     }
 
     /// Thread 0 of each rank: the step's scalars summed over the ranks; every check_replicas_every

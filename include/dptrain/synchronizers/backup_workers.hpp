@@ -189,6 +189,10 @@ class BackupWorkers::Loop {
       throw invalid_argument(
           "dptrain::BackupWorkers may compute a chunk twice, which would store its samples' gradients twice; Sag "
           "and Saga need the synchronous step");
+    if constexpr (SumsOverGroups<typename Step::Optimizer>)
+      throw invalid_argument(
+          "dptrain::BackupWorkers updates theta block by block as the blocks' sums arrive, but Lars and Lamb "
+          "need sums over each whole parameter group first; use the synchronous step");
     return policy.chunks > 0 ? policy.chunks : step.options().threads;
   }
 

@@ -97,6 +97,10 @@ struct BoundedStaleness {
       throw invalid_argument(
           "dptrain::BoundedStaleness: Sag and Saga store each sample's gradient when it is computed, at a stale "
           "theta, and move their mean only at the update; use the synchronous step");
+    if constexpr (SumsOverGroups<typename Step::Optimizer>)
+      throw invalid_argument(
+          "dptrain::BoundedStaleness: Lars and Lamb need sums over each parameter group between the two halves "
+          "of their update, which only the synchronous step takes; use the synchronous step");
     return Loop<Step>(step, *this);
   }
 

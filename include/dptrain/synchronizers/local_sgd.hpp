@@ -94,6 +94,10 @@ struct LocalSgd {
       throw invalid_argument(
           "dptrain::LocalSgd: Sag and Saga keep one mean of one table of per-sample gradients, which each replica "
           "would move on its own; use the synchronous step");
+    if constexpr (SumsOverGroups<typename Step::Optimizer>)
+      throw invalid_argument(
+          "dptrain::LocalSgd: Lars and Lamb need sums over each parameter group between the two halves of their "
+          "update, which only the synchronous step takes; use the synchronous step");
     return Loop<Step>(step, *this);
   }
 };

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "dptrain/concepts.hpp"
 #include "dptrain/core/aligned_buffer.hpp"
 #include "dptrain/core/communication.hpp"
 #include "dptrain/core/errors.hpp"
@@ -88,6 +89,10 @@ struct Reproducible {
                              std::to_string(step.processes()) +
                              " processes (a ProcessGroup with receive_partial, pass_partial and await_total: "
                              "OrderedProcessGroup)");
+    if constexpr (SumsOverGroups<typename Step::Optimizer>)
+      throw invalid_argument(
+          "dptrain::Reproducible: Lars and Lamb sum each parameter group over the threads' slices of theta, "
+          "in an order that depends on the thread count; use the synchronous step");
     return Loop<Step>(step, *this);
   }
 };

@@ -119,7 +119,8 @@ concept StepQueries = requires(Step& s, const Step& c, const TeamMember& me, Ind
  * - `reduce_scalars(me, shard)`: the step's one reduction of scalars (its loss, ‖Σ G‖², samples,
  *   failures, stop requests); returns whether to update θ, the same on every worker.
  * - `update(me, shard)`: the mean, clipping and the Optimizer on this thread's slice of θ and of
- *   the trainer's optimizer state.
+ *   the trainer's optimizer state; for an Optimizer that SumsOverGroups (Lars, Lamb) collective,
+ *   with the groups' sums totalled over the team and the processes between its two halves.
  * - `publish(me)`: a barrier after which every worker sees the new θ.
  * - `finish(me, span, k, hook_point = false)`: records step k of `span` (thread 0) and, at a
  *   hook point of a loop that runs step hooks, calls on_step_end there while the other threads go
@@ -177,7 +178,8 @@ concept CollectiveStepParts = requires(Step& s, const TeamMember& me, VectorMap<
  *   the `keeper` (one thread per process) keeps the step's error;
  * - `update_range(g, range, theta, state, biases, outcome, step)`: elements `range` of the update:
  *   g (that range of Σ G) scaled in place to the clipped mean, then the Optimizer on `theta` and
- *   `state` (whole vectors of θ's length: the trainer's or the caller's own);
+ *   `state` (whole vectors of θ's length: the trainer's or the caller's own); not for an Optimizer
+ *   that SumsOverGroups, which a loop that calls it refuses in its start();
  * - `squared_norm(g)`: Σgᵢ² in double;
  * - `charge(me, phase)`: the time since the last charge to a phase of me's report;
  * - `adopt(me, outcome, counts)`: worker me ends the span with this decision, and the loop's

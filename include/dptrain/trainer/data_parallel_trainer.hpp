@@ -22,6 +22,7 @@
 #include "dptrain/core/training_state.hpp"
 #include "dptrain/detail/callback_hooks.hpp"
 #include "dptrain/detail/dataset_rows.hpp"
+#include "dptrain/detail/parameter_groups.hpp"
 #include "dptrain/optimizers/constant_schedule.hpp"
 #include "dptrain/partitioners/even_partitioner.hpp"
 #include "dptrain/synchronizers/every_step_synchronizer.hpp"
@@ -509,6 +510,11 @@ void DataParallelTrainer<O, S, P, A, W, C, Y>::validate(const M& model, VectorRe
       throw invalid_argument(
           "dptrain::DataParallelTrainer: Sag and Saga cannot clip (clip_norm): the mean of the stored gradients "
           "moves by the step's exact mean over its samples");
+    if (opt.on_non_finite == NonFinitePolicy::skip)
+      throw invalid_argument(
+          "dptrain::DataParallelTrainer: Sag and Saga cannot skip a step (NonFinitePolicy::skip): its samples' "
+          "gradients are already stored in the table, and the mean of the table would no longer be the "
+          "optimizer's; use NonFinitePolicy::stop");
   }
   data.validate();
   if (data.size() == 0) throw invalid_argument("dptrain::DataParallelTrainer: the data set is empty");
@@ -518,6 +524,7 @@ void DataParallelTrainer<O, S, P, A, W, C, Y>::validate(const M& model, VectorRe
   detail::validate_rows(model, data);
   RunPlan::check(opt, data.size());
   (void)detail::model_biases(model, optimizer_);  // decay_biases = false needs the model's biases
+  if constexpr (SumsOverGroups<O>) (void)detail::model_parameter_groups(model);
 }
 
 // validate(); a process whose checks fail still connects, with a signature marked refused, so

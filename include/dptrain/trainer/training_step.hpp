@@ -30,6 +30,7 @@
 #include "dptrain/detail/bias_ranges.hpp"
 #include "dptrain/detail/dataset_rows.hpp"
 #include "dptrain/detail/optimizer_support.hpp"
+#include "dptrain/detail/parameter_groups.hpp"
 #include "dptrain/trainer/first_error.hpp"
 #include "dptrain/trainer/run_plan.hpp"
 #include "dptrain/trainer/scalar_collective.hpp"
@@ -71,6 +72,7 @@ class TrainingStep {
   static constexpr int state_slots = O::state_slots;
   static constexpr bool adaptive_partitioner = AdaptivePartitioner<P>;
   static constexpr bool passes_partials = OrderedProcessGroup<Group>;
+  static constexpr bool sums_groups = SumsOverGroups<O>;
 
   /// What the step works on, kept as given (the step reads `in_.options`, …); every reference
   /// must outlive it.
@@ -105,6 +107,20 @@ class TrainingStep {
     // refusal is kept for run(), which then leaves with every process before the first step.
     const bool partitions = in_.errors.guard([&] {
       if constexpr (requires { partitioner_.validate(workers); }) partitioner_.validate(workers);
+      if constexpr (ReadsGradientTable<O>) {
+        if (in_.group.size() > 1 && !sharded_data())
+          throw invalid_argument(
+              "dptrain::DataParallelTrainer: Sag and Saga with several processes need sharded data "
+              "(MpiData::sharded): each process keeps the table's rows of its own samples, and with the data "
+              "replicated a sample's owner changes every epoch");
+      }
+      if constexpr (sums_groups) {
+        if (!SumsValues<Group> && in_.group.size() > 1)
+          throw invalid_argument(
+              "dptrain::DataParallelTrainer: this optimizer sums over parameter groups, and this run's "
+              "Communicator cannot sum them across its processes (ProcessGroup::all_reduce_values)");
+        groups_ = detail::SliceGroups(detail::model_parameter_groups(in_.model), buffers_.layout, process_part());
+      }
     });
     // A worker's largest micro-batch: only full minibatches and the last partial one occur.
     for (const Index batch : in_.plan.minibatch_sizes()) {
@@ -127,6 +143,14 @@ class TrainingStep {
     for (Index rank = 0; rank < threads; ++rank)
       slots_.emplace_back(in_.worker.make(in_.model, global_worker(rank), max_rows_), make_buffer(max_rows_));
     for (Slot& slot : slots_) buffer_pointers_.push_back(slot.worker.gradient().data());
+    if constexpr (sums_groups) {
+      // Each thread's sums of every group, then group_sums values of scratch (GroupPiece::counted).
+      const auto values = static_cast<std::size_t>(groups_.count() * O::group_sums);
+      for (Slot& slot : slots_) {
+        slot.group_sums.resize(values + static_cast<std::size_t>(O::group_sums));
+        slot.group_totals.resize(values);
+      }
+    }
     for (auto& side : vector_pointers_) side.resize(static_cast<std::size_t>(threads));
     buffers_.data = buffer_pointers_;
     in_.state.optimizer_state.assign(static_cast<std::size_t>(slots), AlignedBuffer<Scalar>(in_.theta.size()));
@@ -219,11 +243,16 @@ class TrainingStep {
     return my.outcome.update;
   }
 
-  /// This thread's slice: g ← scale·clip·Σ G, then the optimizer update of θ and its state.
+  /// This thread's slice: g ← scale·clip·Σ G, then the optimizer update of θ and its state. For an
+  /// optimizer that SumsOverGroups, collective: the groups' sums are totalled between its two halves.
   void update(const TeamMember& me, VectorMap<Scalar> shard) {
-    const Slot& my = slot(me.rank);
-    update_range(shard, buffers_.layout.shard(me.rank), in_.theta.data(), in_.state.optimizer_state,
-                 biases_.of(me.rank), my.outcome, my.step);
+    if constexpr (sums_groups) {
+      update_groups(me, shard);
+    } else {
+      const Slot& my = slot(me.rank);
+      update_range(shard, buffers_.layout.shard(me.rank), in_.theta.data(), in_.state.optimizer_state,
+                   biases_.of(me.rank), my.outcome, my.step);
+    }
     charge(me, &WorkerReport::update);
   }
 
@@ -427,13 +456,10 @@ class TrainingStep {
    */
   void update_range(VectorMap<Scalar> g, IndexRange range, Scalar* theta, std::span<AlignedBuffer<Scalar>> state,
                     std::span<const IndexRange> biases, const StepOutcome& outcome, Index step) {
-    double factor = outcome.scale;
-    if (in_.options.clip_norm > 0 && outcome.norm > in_.options.clip_norm)
-      factor *= in_.options.clip_norm / outcome.norm;
-    detail::scale_and_update(
-        in_.optimizer, g, static_cast<Scalar>(factor),
-        slice(g, theta, state, range, biases, std::make_integer_sequence<int, slots>{}),
-        StepInfo{.step = step, .lr = lr(step), .samples = outcome.samples, .epoch_samples = epoch_samples()});
+    assert(!sums_groups && "update_range: an optimizer that sums over groups needs update()");  // refused at start
+    detail::scale_and_update(in_.optimizer, g, gradient_factor(outcome),
+                             slice(g, theta, state, range, biases, std::make_integer_sequence<int, slots>{}),
+                             step_info(outcome, step));
   }
 
   /// Worker me takes the outcome of its span's last step, and adds the loop's `counts` of its
@@ -456,22 +482,9 @@ class TrainingStep {
       in_.log->record(span, k, outcome, lr(span.first + k), theta != nullptr ? theta : in_.theta.data(), hook_point);
   }
 
-  /// Σgᵢ² in double; float squares are summed in blocks that Eigen vectorizes.
+  /// Σgᵢ² in double (detail::squared_norm).
   static double squared_norm(VectorMap<Scalar> g) {
-    if constexpr (!std::is_same_v<Scalar, float>) {
-      return static_cast<double>(g.squaredNorm());
-    } else {
-      // A double cast of every value runs scalar: it was most of the trainer's own time per
-      // step. A block whose float sum overflows is summed again in double.
-      constexpr Index block = 1024;
-      double sum = 0;
-      for (Index begin = 0; begin < g.size(); begin += block) {
-        const auto part = g.segment(begin, std::min(block, g.size() - begin));
-        const float partial = part.squaredNorm();
-        sum += std::isfinite(partial) ? static_cast<double>(partial) : part.template cast<double>().squaredNorm();
-      }
-      return sum;
-    }
+    return detail::squared_norm(ConstVectorMap<Scalar>(g.data(), g.size()));
   }
 
  private:
@@ -567,19 +580,22 @@ class TrainingStep {
     StepScalars part;        // this worker's part of the step's scalars
     double compute_seconds = 0;
     Index step = 0;
-    Index vector_sums = 0;  // sum_vectors() calls: which pointer table is this call's
-    bool failed = false;    // this worker threw (thread 0: or a hook did)
+    Index vector_sums = 0;                         // sum_vectors() calls: which pointer table is this call's
+    std::vector<double> group_sums, group_totals;  // an optimizer that SumsOverGroups: this step's
+    bool failed = false;                           // this worker threw (thread 0: or a hook did)
     StepOutcome outcome;
   };
 
   [[nodiscard]] Slot& slot(Index rank) noexcept { return slots_[static_cast<std::size_t>(rank)]; }
   [[nodiscard]] const Slot& slot(Index rank) const noexcept { return slots_[static_cast<std::size_t>(rank)]; }
   [[nodiscard]] Index global_worker(Index rank) const noexcept { return in_.group.first_worker() + rank; }
-  // An epoch's samples over every process: this one's, times the processes when each has its own
-  // shard (then workers() counts only this process's).
+  // Whether each process trains on a shard of its own (then workers() counts only this process's).
+  [[nodiscard]] bool sharded_data() const noexcept {
+    return in_.group.size() > 1 && in_.group.workers() == in_.options.threads;
+  }
+  // An epoch's samples over every process: this one's, times the processes when each has its own shard.
   [[nodiscard]] Index epoch_samples() const noexcept {
-    const bool sharded = in_.group.size() > 1 && in_.group.workers() == in_.options.threads;
-    return in_.plan.sampler().samples * (sharded ? in_.group.size() : 1);
+    return in_.plan.sampler().samples * (sharded_data() ? in_.group.size() : 1);
   }
 
   // The part of a minibatch of `batch` samples that `share` covers.
@@ -610,14 +626,73 @@ class TrainingStep {
     if (!my.outcome.leave) my.report.samples += static_cast<Index>(my.part.samples);  // a step taken (or skipped)
   }
 
-  // The part of this thread's shard whose squares this process sums. Every process holds the
-  // same reduced gradient, so each takes its own 1/R of θ (all of it with one process): no
-  // process reads all of θ while the others wait for its norm.
+  // The part of θ whose sums this process adds to the step's. Every process holds the same
+  // reduced gradient and θ, so each takes its own 1/R of θ (all of it with one process): no
+  // process reads all of θ while the others wait for its sums.
+  [[nodiscard]] IndexRange process_part() const noexcept {
+    return ShardLayout<Scalar>{in_.theta.size(), in_.group.size()}.shard(in_.group.rank());
+  }
+
+  // The part of this thread's shard whose squares this process sums (process_part()).
   [[nodiscard]] VectorMap<Scalar> norm_part(const TeamMember& me, VectorMap<Scalar> shard) const {
     const IndexRange mine = buffers_.layout.shard(me.rank);
-    const IndexRange ours = ShardLayout<Scalar>{in_.theta.size(), in_.group.size()}.shard(in_.group.rank());
+    const IndexRange ours = process_part();
     const Index begin = std::max(mine.begin, ours.begin), end = std::min(mine.end(), ours.end());
     return {shard.data() + (begin - mine.begin), std::max<Index>(end - begin, 0)};
+  }
+
+  // The factor of Σ G in the update: the mean's scale, times the clipping's.
+  [[nodiscard]] Scalar gradient_factor(const StepOutcome& outcome) const noexcept {
+    double factor = outcome.scale;
+    if (in_.options.clip_norm > 0 && outcome.norm > in_.options.clip_norm)
+      factor *= in_.options.clip_norm / outcome.norm;
+    return static_cast<Scalar>(factor);
+  }
+
+  [[nodiscard]] StepInfo step_info(const StepOutcome& outcome, Index step) const {
+    return {.step = step, .lr = lr(step), .samples = outcome.samples, .epoch_samples = epoch_samples()};
+  }
+
+  // update() for an optimizer that SumsOverGroups: the first half on this thread's slice, the
+  // groups' sums totalled over the team (in thread order) and the processes, the second half.
+  void update_groups(const TeamMember& me, VectorMap<Scalar> shard) {
+    Slot& my = slot(me.rank);
+    const UpdateSlice<Scalar, slots> s =
+        slice(shard, in_.theta.data(), in_.state.optimizer_state, buffers_.layout.shard(me.rank), biases_.of(me.rank),
+              std::make_integer_sequence<int, slots>{});
+    const StepInfo info = step_info(my.outcome, my.step);
+    const std::span<double> sums(my.group_sums);
+    std::ranges::fill(sums, 0.0);
+    constexpr auto width = static_cast<std::size_t>(O::group_sums);
+    detail::scale_and_add_group_sums(in_.optimizer, shard, gradient_factor(my.outcome), s, groups_.of(me.rank), info,
+                                     sums.first(sums.size() - width), sums.last(width));
+    charge(me, &WorkerReport::update);
+    const std::span<const double> totals = total_group_sums(me);
+    charge(me, &WorkerReport::aggregate);
+    detail::update_groups(in_.optimizer, s, groups_.of(me.rank), info, totals);
+  }
+
+  // Every thread's group sums, summed in thread order and over the processes. With one process
+  // each thread sums them itself after one barrier; with several, thread 0 does and hands them to
+  // the process group, and a second barrier publishes them. A thread writes its sums again only
+  // in the next step's update, after the barrier that ends this step.
+  [[nodiscard]] std::span<const double> total_group_sums(const TeamMember& me) {
+    const auto team_sum = [this](std::vector<double>& totals) {
+      std::ranges::fill(totals, 0.0);
+      for (const Slot& other : slots_)
+        for (std::size_t i = 0; i < totals.size(); ++i) totals[i] += other.group_sums[i];
+    };
+    me.barrier();
+    if (in_.group.size() == 1) {
+      team_sum(slot(me.rank).group_totals);
+      return slot(me.rank).group_totals;
+    }
+    if (me.rank == 0) {
+      team_sum(slot(0).group_totals);
+      if constexpr (SumsValues<Group>) in_.group.all_reduce_values(std::span<double>(slot(0).group_totals));
+    }
+    me.barrier();
+    return slot(0).group_totals;
   }
 
   template <int... K>
@@ -639,6 +714,7 @@ class TrainingStep {
   std::array<std::vector<Scalar*>, 2> vector_pointers_;  // sum_vectors()' tables, used alternately
   GradientBuffers<Scalar> buffers_;
   detail::SliceBiases biases_;  // each slice's biases (the model's bias_ranges()), for the optimizer
+  detail::SliceGroups groups_;  // each slice's parameter groups, for an optimizer that SumsOverGroups
   ScalarCollective scalars_;
   std::vector<WorkerLoad> loads_;  // the step's loads, for an adaptive partitioner (thread 0)
   std::atomic<bool> stop_requested_{false}, hook_failed_{false};  // written by the thread that runs hooks

@@ -126,10 +126,11 @@ struct GradientTableWorker {
  * - Checkpoints store θ and ᾱ, not the table; resume() starts table and ᾱ again at zero from the
  *   resumed θ (and says so in FitReport::notes): a table of n·k numbers would outgrow θ for large
  *   data sets, and a table rebuilt at θ would not match the saved ᾱ.
- * - One process, and the synchronous step (EveryStepSynchronizer, Reproducible): a synchronizer
- *   that may compute a sample twice (BackupWorkers) or with replicas of θ and ᾱ (LocalSgd,
- *   BoundedStaleness, Hogwild) refuses Sag and Saga. Across processes the table would be split
- *   between them while every sample's owner changes from epoch to epoch.
+ * - The synchronous step (EveryStepSynchronizer, Reproducible): a synchronizer that may compute
+ *   a sample twice (BackupWorkers) or with replicas of θ and ᾱ (LocalSgd, BoundedStaleness,
+ *   Hogwild) refuses Sag and Saga. Across processes the data must be sharded (MpiData::sharded):
+ *   each process makes the table of its own shard and keeps its samples' rows; with the data
+ *   replicated a sample's owner changes from epoch to epoch, and fit() refuses.
  *
  * @code
  * dptrain::GradientTable table(model, data);
@@ -156,14 +157,7 @@ class GradientTable {
   [[nodiscard]] Index bytes() const noexcept { return table_->residuals.size() * static_cast<Index>(sizeof(Scalar)); }
 
   /// Starts the table at zero, as the trainer starts ᾱ.
-  /// @throws dptrain::invalid_argument with several processes
-  void on_fit_begin(TrainContext<Scalar>& ctx) {
-    if (ctx.ranks > 1)
-      throw invalid_argument("dptrain::GradientTable runs in one process; this run has " + std::to_string(ctx.ranks) +
-                             " (each process would hold part of the table, and a sample's owner changes every "
-                             "epoch)");
-    table_->residuals.setZero();
-  }
+  void on_fit_begin(TrainContext<Scalar>& /*ctx*/) { table_->residuals.setZero(); }
 
  private:
   std::shared_ptr<ResidualTable<Scalar>> table_;
