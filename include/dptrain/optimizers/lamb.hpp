@@ -27,7 +27,7 @@ namespace dptrain {
  *     r = \frac{m/(1-\beta_1^t)}{\sqrt{v/(1-\beta_2^t)} + \epsilon} + \lambda w, @f]
  * @f[ w \leftarrow w - \mathrm{lr}\cdot\frac{\lVert w\rVert}{\lVert r\rVert}\,r @f]
  * with the ratio 1 where ‖w‖ or ‖r‖ is 0 (a layer of zeros, such as biases at their start). As in
- * Adam, √v̂ is evaluated as √v/√(1−β₂ᵗ) with a correctly rounded square root (ExactSqrt), element
+ * Adam, √v̂ is evaluated as √v/√(1−β₂ᵗ) with a correctly rounded square root (std::sqrt), element
  * by element, so any split of θ gives the same r.
  *
  * The norms are sums over whole groups, across the threads' slices and the processes: the trainer
