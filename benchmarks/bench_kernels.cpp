@@ -2,9 +2,17 @@
 // Single-core compute: each model's gradient on one micro-batch (time and GFLOP/s), the MLP's in
 // a worker (its gradient zeroed first, or written by the model), and the fp32 FMA peak and the
 // bf16 dot-product peak of one core, so kernel efficiency = BM_Gradient GFLOPS / BM_FmaPeak GFLOPS
-// (BM_Gradient<MlpBf16> / BM_Bf16Peak for the bf16 products).
+// (BM_Gradient<MlpBf16> / BM_Bf16Peak for the bf16 products); and each optimizer's update of a
+// θ of the MLP's size, whose ratios to Momentum's show what the adaptive rules cost.
+#include <dptrain/core/training_state.hpp>
+#include <dptrain/core/update_slice.hpp>
 #include <dptrain/data/dense_dataset.hpp>
 #include <dptrain/models/precision.hpp>
+#include <dptrain/optimizers/adagrad.hpp>
+#include <dptrain/optimizers/adam.hpp>
+#include <dptrain/optimizers/adamw.hpp>
+#include <dptrain/optimizers/momentum.hpp>
+#include <dptrain/optimizers/rmsprop.hpp>
 #include <dptrain/workers/gradient_worker.hpp>
 
 #include <benchmark/benchmark.h>
@@ -13,8 +21,11 @@
 #include <immintrin.h>
 #endif
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <random>
+#include <utility>
 
 #include "bench_common.hpp"
 #include "bench_models.hpp"
@@ -184,6 +195,40 @@ BENCHMARK_TEMPLATE(BM_FmaPeak, Avx2);
 #if !defined(__FMA__)
 BENCHMARK_TEMPLATE(BM_FmaPeak, Portable);
 #endif
+
+// --- One optimizer update of a θ of the MLP's size (784-256-10: 203 530 parameters), one core ---
+// What a thread does with its slice after the gradient's reduction, here on the whole θ; the
+// state stays small and finite (lr 1e-4). Counters: parameters updated per second.
+template <class Optimizer>
+void BM_Update(benchmark::State& state, Optimizer optimizer) {
+  constexpr int slots = Optimizer::state_slots;
+  const Index n = 784 * 256 + 256 + 256 * 10 + 10;
+  std::mt19937_64 rng(7);
+  std::normal_distribution<float> normal(0.0f, 0.01f);
+  dptrain::Vector<float> theta(n), grad(n);
+  for (Index i = 0; i < n; ++i) theta[i] = normal(rng), grad[i] = normal(rng);
+  std::array<dptrain::Vector<float>, static_cast<std::size_t>(slots)> moments;
+  for (auto& m : moments) m = dptrain::Vector<float>::Zero(n);
+  const dptrain::UpdateSlice<float, slots> slice = [&]<std::size_t... K>(std::index_sequence<K...>) {
+    return dptrain::UpdateSlice<float, slots>{dptrain::VectorMap<float>(theta.data(), n),
+                                              dptrain::ConstVectorMap<float>(grad.data(), n),
+                                              {dptrain::VectorMap<float>(moments[K].data(), n)...}};
+  }
+  (std::make_index_sequence<static_cast<std::size_t>(slots)>{});
+  dptrain::StepInfo info{.lr = 1e-4};
+  for (auto _ : state) {
+    optimizer.update(slice, info);
+    ++info.step;
+    benchmark::ClobberMemory();
+  }
+  state.counters["parameters_per_second"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK_CAPTURE(BM_Update, Momentum, dptrain::Momentum{.lr = 1e-4, .momentum = 0.9});
+BENCHMARK_CAPTURE(BM_Update, Adam, dptrain::Adam{.lr = 1e-4});
+BENCHMARK_CAPTURE(BM_Update, AdamW, dptrain::AdamW{.lr = 1e-4, .weight_decay = 0.01});
+BENCHMARK_CAPTURE(BM_Update, RMSProp, dptrain::RMSProp{.lr = 1e-4});
+BENCHMARK_CAPTURE(BM_Update, AdaGrad, dptrain::AdaGrad{.lr = 1e-4});
 
 // --- bf16 dot-product peak of one core (vdpbf16ps: 16 lanes × 2 products, 64 flops) ------------
 // As BM_FmaPeak, on the instruction the Precision::bf16 kernel runs: each step adds about 0.002

@@ -18,8 +18,47 @@
 #include "dptrain/core/errors.hpp"
 #include "dptrain/core/types.hpp"
 #include "dptrain/core/update_slice.hpp"
+#include "dptrain/detail/eigen_internals.hpp"
+
+// ExactSqrt's packets: Eigen's SSE2, AVX or AVX-512 packets (raw vector types in Eigen 3.4, whose
+// functor_traits say which functors have packets; Eigen::internal, hence the guard).
+#if DPTRAIN_DETAIL_EIGEN_INTERNALS && defined(__SSE2__) && defined(EIGEN_VECTORIZE_SSE2)
+#define DPTRAIN_DETAIL_EXACT_SQRT_PACKETS 1
+#include <immintrin.h>
+#else
+#define DPTRAIN_DETAIL_EXACT_SQRT_PACKETS 0
+#endif
 
 namespace dptrain::detail {
+
+// Square roots of Eigen's float and double packets on x86 (sqrtps, sqrtpd and their AVX and
+// AVX-512 forms: IEEE, correctly rounded, as sqrtss). Eigen's packets are these vector types.
+#if DPTRAIN_DETAIL_EXACT_SQRT_PACKETS
+inline __m128 packet_sqrt(__m128 x) {
+  return _mm_sqrt_ps(x);
+}
+inline __m128d packet_sqrt(__m128d x) {
+  return _mm_sqrt_pd(x);
+}
+#ifdef __AVX__
+inline __m256 packet_sqrt(__m256 x) {
+  return _mm256_sqrt_ps(x);
+}
+inline __m256d packet_sqrt(__m256d x) {
+  return _mm256_sqrt_pd(x);
+}
+#endif
+#ifdef __AVX512F__
+// The masked forms with every lane set: GCC 12's _mm512_sqrt_ps starts from an undefined register
+// and then warns that it is uninitialized (GCC bug 105593).
+inline __m512 packet_sqrt(__m512 x) {
+  return _mm512_mask_sqrt_ps(x, static_cast<__mmask16>(0xffffU), x);
+}
+inline __m512d packet_sqrt(__m512d x) {
+  return _mm512_mask_sqrt_pd(x, static_cast<__mmask8>(0xffU), x);
+}
+#endif
+#endif
 
 /**
  * @brief Correctly rounded elementwise square root, for `array.unaryExpr(ExactSqrt<Scalar>{})`.
@@ -27,9 +66,11 @@ namespace dptrain::detail {
  * Eigen's vectorised `sqrt()` is, under EIGEN_FAST_MATH (Eigen's default), an rsqrt
  * approximation plus one Newton step for float (and for double with AVX-512): its result then
  * depends on whether an element falls into a SIMD packet or into the scalar head or tail of
- * the loop, that is on where a thread's slice of θ begins and ends. This functor has no packet
- * path, so Eigen evaluates the expression element by element and every element is the same
- * however θ is sliced (and matches PyTorch's correctly rounded sqrt).
+ * the loop, that is on where a thread's slice of θ begins and ends. This functor's packets take
+ * the SSE, AVX and AVX-512 square-root instructions, which round correctly as std::sqrt does, so
+ * every element is the same however θ is sliced (and matches PyTorch's correctly rounded sqrt),
+ * and the adaptive optimizers' updates stay vectorised. Elsewhere (another architecture, or
+ * DPTRAIN_PORTABLE_KERNELS) Eigen evaluates it element by element.
  */
 template <class Scalar>
 struct ExactSqrt {
@@ -37,7 +78,27 @@ struct ExactSqrt {
     using std::sqrt;
     return sqrt(x);
   }
+  template <class Packet>
+  Packet packetOp(const Packet& x) const {
+    return packet_sqrt(x);
+  }
 };
+
+}  // namespace dptrain::detail
+
+// Tells Eigen that ExactSqrt has packets (for float and double, where packet_sqrt has them).
+namespace Eigen::internal {
+template <class Scalar>
+struct functor_traits<dptrain::detail::ExactSqrt<Scalar>> {
+  enum {
+    Cost = 5 * NumTraits<Scalar>::MulCost,
+    PacketAccess =
+        DPTRAIN_DETAIL_EXACT_SQRT_PACKETS && (std::is_same_v<Scalar, float> || std::is_same_v<Scalar, double>)
+  };
+};
+}  // namespace Eigen::internal
+
+namespace dptrain::detail {
 
 /// Elements [part.begin, part.end()) of slice `s`: views into the same memory, with no biases.
 template <class Scalar, int Slots>

@@ -2,6 +2,7 @@
 // Lamb: Adam's direction, each parameter group's (layer's) step scaled by its own trust ratio.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <span>
 #include <string_view>
@@ -27,8 +28,8 @@ namespace dptrain {
  *     r = \frac{m/(1-\beta_1^t)}{\sqrt{v/(1-\beta_2^t)} + \epsilon} + \lambda w, @f]
  * @f[ w \leftarrow w - \mathrm{lr}\cdot\frac{\lVert w\rVert}{\lVert r\rVert}\,r @f]
  * with the ratio 1 where ‖w‖ or ‖r‖ is 0 (a layer of zeros, such as biases at their start). As in
- * Adam, √v̂ is evaluated as √v/√(1−β₂ᵗ) with a correctly rounded square root (std::sqrt), element
- * by element, so any split of θ gives the same r.
+ * Adam, √v̂ is evaluated as √v/√(1−β₂ᵗ) with a correctly rounded square root (detail::ExactSqrt),
+ * so any split of θ gives the same r.
  *
  * The norms are sums over whole groups, across the threads' slices and the processes: the trainer
  * totals them between add_group_sums (which updates m and v and sums ‖w‖² and ‖r‖²) and update
@@ -64,11 +65,16 @@ struct Lamb {
     VectorMap<Scalar> v = s.state[1];
     m.array() = static_cast<Scalar>(beta1) * m.array() + static_cast<Scalar>(1.0 - beta1) * s.grad.array();
     v.array() = static_cast<Scalar>(beta2) * v.array() + static_cast<Scalar>(1.0 - beta2) * s.grad.array().square();
+    // r in blocks on the stack (vectorised, nothing allocated), each block's ‖r‖² summed as ‖w‖² is.
     const Direction<Scalar> r(*this, info);
+    constexpr Index block = 1024;
+    alignas(64) Scalar buffer[block];
     double rr = 0;
-    for (Index i = 0; i < s.theta.size(); ++i) {
-      const auto ri = static_cast<double>(r(m[i], v[i], s.theta[i]));
-      rr += ri * ri;
+    for (Index begin = 0; begin < s.theta.size(); begin += block) {
+      const Index size = std::min(block, s.theta.size() - begin);
+      VectorMap<Scalar>(buffer, size).array() =
+          r(m.segment(begin, size).array(), v.segment(begin, size).array(), s.theta.segment(begin, size).array());
+      rr += detail::squared_norm(ConstVectorMap<Scalar>(buffer, size));
     }
     sums[0] += detail::squared_norm(ConstVectorMap<Scalar>(s.theta.data(), s.theta.size()));
     sums[1] += rr;
@@ -90,7 +96,7 @@ struct Lamb {
     const Direction<Scalar> r(*this, info);
     const auto step = static_cast<Scalar>(info.lr * trust_ratio(info.group));
     VectorMap<Scalar> theta = s.theta;  // a writable copy of the view (s is const)
-    for (Index i = 0; i < theta.size(); ++i) theta[i] -= step * r(s.state[0][i], s.state[1][i], theta[i]);
+    theta.array() -= step * r(s.state[0].array(), s.state[1].array(), theta.array());
   }
 
   /// @throws dptrain::invalid_argument on lr or epsilon not finite and > 0, a beta outside
@@ -104,7 +110,8 @@ struct Lamb {
   }
 
  private:
-  // r of one element from its m, v and w: the same expression in both halves, so the same bits.
+  // r of a slice's elements (Eigen arrays) from their m, v and w: the same expression in both
+  // halves, so the same bits.
   template <class Scalar>
   struct Direction {
     Direction(const Lamb& o, const StepInfo& info)
@@ -112,9 +119,9 @@ struct Lamb {
           sqrt_second(static_cast<Scalar>(std::sqrt(1.0 - std::pow(o.beta2, static_cast<double>(info.step))))),
           epsilon(static_cast<Scalar>(o.epsilon)),
           decay(static_cast<Scalar>(o.weight_decay)) {}
-    Scalar operator()(Scalar m, Scalar v, Scalar w) const {
-      using std::sqrt;
-      return (first * m) / (sqrt(v) / sqrt_second + epsilon) + decay * w;
+    template <class M, class V, class W>
+    auto operator()(const M& m, const V& v, const W& w) const {
+      return (first * m) / (v.unaryExpr(detail::ExactSqrt<Scalar>{}) / sqrt_second + epsilon) + decay * w;
     }
     Scalar first, sqrt_second, epsilon, decay;
   };
