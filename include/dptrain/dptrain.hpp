@@ -52,6 +52,7 @@
 #include "dptrain/partitioners/even_partitioner.hpp"
 #include "dptrain/partitioners/weighted_partitioner.hpp"
 
+#include "dptrain/aggregators/any_aggregator.hpp"
 #include "dptrain/aggregators/reduce_scatter_aggregator.hpp"
 #include "dptrain/aggregators/ring_all_reduce_aggregator.hpp"
 #include "dptrain/aggregators/serial_aggregator.hpp"

@@ -32,6 +32,22 @@ TEMPLATE_TEST_CASE("DataParallelTrainer: N threads match single-thread training 
   CHECK(test::relative_error(theta, expected) <= 1e-12);
 }
 
+TEST_CASE("DataParallelTrainer: AnyAggregator trains as the aggregator it holds, bit for bit", "[trainer]") {
+  const auto data = test::cluster_data<float>(45, 6, 4, 11);
+  const dptrain::SoftmaxRegression<float> model(6, 4);
+  const auto train = [&](auto aggregator) {
+    dptrain::Vector<float> theta = model.init_parameters(3);
+    dptrain::DataParallelTrainer trainer({.threads = 3, .batch_size = 8, .epochs = 3},
+                                         dptrain::Momentum{.lr = 0.1, .momentum = 0.9}, aggregator);
+    trainer.fit(model, theta, data);
+    return theta;
+  };
+  CHECK(train(dptrain::AnyAggregator::named("reduce-scatter")) == train(dptrain::ReduceScatterAggregator{}));
+  CHECK(train(dptrain::AnyAggregator::named("ring")) == train(dptrain::RingAllReduceAggregator{}));
+  CHECK(train(dptrain::AnyAggregator::named("tree")) == train(dptrain::TreeAggregator{}));
+  CHECK(train(dptrain::AnyAggregator::named("serial")) == train(dptrain::SerialAggregator{}));
+}
+
 TEST_CASE("DataParallelTrainer: a multilayer model also matches single-thread training", "[trainer]") {
   const Index threads = GENERATE(2, 3, 7);
   const auto data = test::cluster_data<double>(50, 5, 3, 5);

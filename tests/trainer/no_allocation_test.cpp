@@ -198,6 +198,9 @@ TEST_CASE("DataParallelTrainer: steps 10 to 100 make no heap allocation", "[trai
   check_no_allocation<dptrain::TreeAggregator>(dptrain::LogisticRegression<float>(6),
                                                test::cluster_data<float>(230, 6, 2, 3), threads,
                                                dptrain::AdamW{.decay_biases = false});
+  // An aggregator chosen at run time: std::visit allocates nothing.
+  check_no_allocation<dptrain::AnyAggregator>(dptrain::SoftmaxRegression<float>(6, 3), classes, threads,
+                                              dptrain::Momentum{});
   // dptrain's own barrier: its sleeps and wake-ups allocate nothing either.
   check_no_allocation<dptrain::ReduceScatterAggregator>(dptrain::Mlp<float>({6, 16, 3}), classes, threads,
                                                         dptrain::Adam{}, dptrain::WaitPolicy::spin_then_sleep);
