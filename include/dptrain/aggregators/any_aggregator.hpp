@@ -6,7 +6,6 @@
 #include <concepts>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <variant>
 
 #include "dptrain/aggregators/reduce_scatter_aggregator.hpp"
@@ -19,6 +18,13 @@
 #include "dptrain/core/types.hpp"
 
 namespace dptrain {
+
+namespace detail {
+/// The aggregators an AnyAggregator can hold.
+template <class A>
+concept BuiltInAggregator = std::same_as<A, ReduceScatterAggregator> || std::same_as<A, RingAllReduceAggregator> ||
+    std::same_as<A, TreeAggregator> || std::same_as<A, SerialAggregator>;
+}  // namespace detail
 
 /**
  * @brief One of the four built-in aggregators, chosen at run time, for a program that takes the
@@ -45,10 +51,9 @@ class AnyAggregator {
   /// ReduceScatterAggregator, the trainer's default.
   AnyAggregator() = default;
 
-  /// Holds `aggregator`, one of Choice's types.
-  template <class A>
-  requires std::constructible_from<Choice, A> AnyAggregator(A aggregator)
-      : choice_(std::move(aggregator)) {}  // implicit: a built-in aggregator is one
+  /// Holds `aggregator`, one of the four (implicit: a built-in aggregator is an AnyAggregator).
+  template <detail::BuiltInAggregator A>
+  AnyAggregator(A aggregator) : choice_(aggregator) {}
 
   /// The aggregator called `name` (one of `names`).
   /// @throws dptrain::invalid_argument for any other name, listing them.
