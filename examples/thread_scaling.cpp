@@ -89,7 +89,7 @@ void scale(const dptrain::AnyAggregator& aggregator, const Model& model, const D
   }
 }
 
-// One trainer type for the four aggregators (AnyAggregator): a quarter of the code to compile.
+// One trainer type for the four aggregators (AnyAggregator): a quarter of the instantiations.
 template <class Partitioner, class Model>
 void scale_all(const Model& model, const Data& data, const Options& o, const examples::Processes& processes) {
   for (const std::string_view name : dptrain::AnyAggregator::names)
